@@ -1,0 +1,73 @@
+package ttl
+
+import (
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// DefaultExpiration returns the default-expiration strategy: the family's
+// GC policy is MaxAge(d), and a cell that should expire at a given instant
+// is stamped d before it, so that timestamp + d = expiry.
+//
+// A plain write ([Default]) therefore carries its real write time; a cell
+// that should live less than d carries an earlier timestamp, one that
+// should live longer a later (future) one, and [Forever] is stored at
+// MaxTimestamp − d. A cell is live while its timestamp + d is after now.
+//
+// This is the strategy to migrate an existing family to: cells written
+// before, with their real write times, simply live for d. It is also the
+// only managed family where read-modify-write (server timestamps) is safe.
+//
+// d must be a positive whole number of milliseconds; otherwise the strategy
+// is invalid: NewTable refuses it and Timestamp returns ErrInvalidStrategy.
+func DefaultExpiration(d time.Duration) Strategy { return defaultExpiration{d: d} }
+
+type defaultExpiration struct {
+	d time.Duration
+}
+
+var _ strategy = defaultExpiration{}
+
+func (s defaultExpiration) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
+	if err := s.valid(); err != nil {
+		return 0, err
+	}
+	return timeRule{s.d}.timestamp(now, life, s)
+}
+
+func (s defaultExpiration) Filter(now time.Time) bigtable.Filter {
+	if s.valid() != nil {
+		return bigtable.BlockAllFilter()
+	}
+	return timeRule{s.d}.filter(now)
+}
+
+func (s defaultExpiration) GCPolicy() bigtable.GCPolicy {
+	if s.valid() != nil {
+		return bigtable.NoGcPolicy()
+	}
+	return bigtable.MaxAgePolicy(s.d)
+}
+
+// String returns the strategy as the Go expression that makes it, such as
+// "DefaultExpiration(48h0m0s)".
+func (s defaultExpiration) String() string { return fmt.Sprintf("DefaultExpiration(%v)", s.d) }
+
+func (s defaultExpiration) valid() error {
+	if s.d <= 0 || s.d%time.Millisecond != 0 {
+		return fmt.Errorf("%w: %v: the default must be a positive whole number of milliseconds", ErrInvalidStrategy, s)
+	}
+	return nil
+}
+
+func (s defaultExpiration) expiry(ts bigtable.Timestamp) (time.Time, bool) {
+	return timeRule{s.d}.expiry(ts)
+}
+
+func (s defaultExpiration) liveFrom(now time.Time) (bigtable.Timestamp, bool) {
+	return timeRule{s.d}.liveFrom(now), true
+}
+
+func (defaultExpiration) serverTimestamps() bool { return true }

@@ -1,0 +1,50 @@
+package ttl
+
+import (
+	"time"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// OneSecond returns the one-second expiration strategy: a cell's timestamp
+// is its expiry itself, and the family's GC policy is MaxAge(1s), so that
+// GC may remove a cell one second after it expires.
+//
+// It takes For, Until and Forever lifetimes; it has no Default, and refuses
+// Version. A cell is live while its timestamp is after now.
+//
+// Never write to such a family with bigtable.ServerTime or from a client
+// that does not use this rule: a timestamp of "now" means "expired now",
+// and GC deletes the cell within seconds. Switching a family that holds
+// ordinary timestamps to this policy deletes its data.
+func OneSecond() Strategy { return oneSecond{} }
+
+type oneSecond struct{}
+
+var _ strategy = oneSecond{}
+
+// oneSecondRule stores the expiry itself.
+var oneSecondRule = timeRule{}
+
+func (s oneSecond) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
+	return oneSecondRule.timestamp(now, life, s)
+}
+
+func (oneSecond) Filter(now time.Time) bigtable.Filter { return oneSecondRule.filter(now) }
+
+func (oneSecond) GCPolicy() bigtable.GCPolicy { return bigtable.MaxAgePolicy(time.Second) }
+
+// String returns "OneSecond()".
+func (oneSecond) String() string { return "OneSecond()" }
+
+func (oneSecond) valid() error { return nil }
+
+func (oneSecond) expiry(ts bigtable.Timestamp) (time.Time, bool) {
+	return oneSecondRule.expiry(ts)
+}
+
+func (oneSecond) liveFrom(now time.Time) (bigtable.Timestamp, bool) {
+	return oneSecondRule.liveFrom(now), true
+}
+
+func (oneSecond) serverTimestamps() bool { return false }

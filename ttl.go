@@ -1,0 +1,294 @@
+package ttl
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// Errors returned by this package. Each is wrapped with the family, column,
+// lifetime or value at fault; test for them with [errors.Is].
+var (
+	// ErrExpired reports a write whose expiry, rounded down to the
+	// millisecond, is not after now (or not after now plus the table's read
+	// margin): the cell would be born expired.
+	ErrExpired = errors.New("ttl: cell would be born expired")
+
+	// ErrOutOfRange reports a timestamp outside what Bigtable accepts,
+	// 0 through [MaxTimestamp]: an expiry before 1970 or after the year
+	// 294,247, a sequence number that is negative or too large.
+	ErrOutOfRange = errors.New("ttl: timestamp out of range")
+
+	// ErrLifetime reports a lifetime the family cannot honour: Version in a
+	// time-based family, For or Until in a sequence-number family, Default
+	// under OneSecond, anything but Default in a family without a strategy.
+	ErrLifetime = errors.New("ttl: lifetime not supported by the family")
+
+	// ErrInvalidStrategy reports a strategy or family that cannot work: a
+	// nil strategy, DefaultExpiration with a non-positive or sub-millisecond
+	// default, SequenceNumbers with a non-positive count, a family name
+	// Bigtable would refuse, a strategy from outside this package.
+	ErrInvalidStrategy = errors.New("ttl: invalid strategy")
+
+	// ErrInvalidOption reports an option that cannot work: a nil clock, a
+	// negative read margin, a bad OtherFamilies name, a bigtable.RowFilter
+	// that would replace the expiry filter, a nil read option.
+	ErrInvalidOption = errors.New("ttl: invalid option")
+
+	// ErrUnknownFamily reports a write to a family the table does not know:
+	// an empty name, or, when the table's families are declared with
+	// OtherFamilies, a family that is neither managed nor declared.
+	ErrUnknownFamily = errors.New("ttl: unknown column family")
+
+	// ErrInvalidMutation reports a mutation Bigtable cannot take: nil, with
+	// nothing in it, a conditional one nested in another or sent in bulk.
+	ErrInvalidMutation = errors.New("ttl: invalid mutation")
+
+	// ErrReservedColumn reports a column in the range this package keeps for
+	// write-time companion cells (qualifiers starting with "\xff\xff") in a
+	// managed family of a table that records write times.
+	ErrReservedColumn = errors.New("ttl: reserved column qualifier")
+
+	// ErrServerTimestamp reports a read-modify-write in a family where a
+	// server-assigned timestamp breaks the strategy: under OneSecond the
+	// cell would expire at once, under SequenceNumbers it would not be a
+	// sequence number.
+	ErrServerTimestamp = errors.New("ttl: server timestamps are unsafe in this family")
+
+	// ErrNilArgument reports a nil argument that the call cannot do
+	// without: a context, a table, a row set, a callback.
+	ErrNilArgument = errors.New("ttl: nil argument")
+)
+
+// MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64
+// microseconds rounded down to a whole millisecond, in the year 294,247.
+// [Forever] cells are stored at or just below it.
+const MaxTimestamp bigtable.Timestamp = maxMillis * 1000
+
+// maxMillis is MaxTimestamp in milliseconds, the largest millisecond whose
+// microsecond count fits an int64.
+const maxMillis = math.MaxInt64 / 1000
+
+// A Lifetime says how long one written cell lives. Make one with [For],
+// [Until] or [Version], or use [Default] or [Forever]. The zero value is
+// [Default].
+type Lifetime struct {
+	kind lifeKind
+	d    time.Duration // For
+	t    time.Time     // Until
+	seq  int64         // Version
+}
+
+type lifeKind uint8
+
+const (
+	lifeDefault lifeKind = iota
+	lifeFor
+	lifeUntil
+	lifeVersion
+	lifeForever
+)
+
+// Default is the family's own lifetime. Under DefaultExpiration(d) it is
+// For(d), and the cell's timestamp is the write time itself. In a family
+// without a strategy it is the only lifetime accepted: the cell is written
+// at the table clock's now and kept as the family's GC policy says.
+// OneSecond and SequenceNumbers have no default and refuse it.
+var Default Lifetime
+
+// Forever is a lifetime that never ends, for a cell that must outlive the
+// rest of its family. OneSecond stores it at [MaxTimestamp],
+// DefaultExpiration(d) at MaxTimestamp − d; reads always return it and GC
+// never reaches it. SequenceNumbers refuses it: there, every cell lives
+// until n newer versions replace it.
+var Forever = Lifetime{kind: lifeForever}
+
+// For returns the lifetime of a cell that expires d after it is written:
+// its expiry is the table clock's now plus d. A d that is not positive
+// makes the write fail with ErrExpired.
+func For(d time.Duration) Lifetime { return Lifetime{kind: lifeFor, d: d} }
+
+// Until returns the lifetime of a cell that expires at t: it is returned by
+// reads before t and never from t on. A t that is not after now makes the
+// write fail with ErrExpired.
+func Until(t time.Time) Lifetime { return Lifetime{kind: lifeUntil, t: t} }
+
+// Version returns the lifetime of the cell that is version n of its column
+// under SequenceNumbers: it lives until the family holds the configured
+// number of newer versions of the column. n must be 0 through
+// [MaxTimestamp]/1000.
+func Version(n int64) Lifetime { return Lifetime{kind: lifeVersion, seq: n} }
+
+// String returns the lifetime as the Go expression that makes it, such as
+// "For(1h0m0s)" or "Version(7)".
+func (l Lifetime) String() string {
+	switch l.kind {
+	case lifeFor:
+		return fmt.Sprintf("For(%v)", l.d)
+	case lifeUntil:
+		return fmt.Sprintf("Until(%v)", l.t.Format(time.RFC3339Nano))
+	case lifeVersion:
+		return fmt.Sprintf("Version(%d)", l.seq)
+	case lifeForever:
+		return "Forever"
+	default:
+		return "Default"
+	}
+}
+
+// A Strategy maps a cell's lifetime to the timestamp it is written with, and
+// back to the read filter that hides it from its expiry on. Each strategy
+// relies on a garbage-collection policy on its column family, which
+// physically removes what the filter already hides.
+//
+// The strategies are [OneSecond], [DefaultExpiration] and [SequenceNumbers].
+// They are values: safe for simultaneous use by multiple goroutines, and
+// equal when made with equal arguments.
+//
+// Time is a parameter: the methods take now and never read a clock, so the
+// same inputs always give the same result. A [Table] reads its clock once
+// per call and passes that instant to every cell and filter of the call.
+type Strategy interface {
+	// Timestamp returns the timestamp to write a cell with so that it lives
+	// for life when written at now. The result is a multiple of 1000
+	// (Bigtable's millisecond granularity) from 0 through MaxTimestamp;
+	// expiries are rounded down, so a cell may be hidden up to 1ms before
+	// its requested expiry and never after it. A lifetime the strategy
+	// cannot honour returns an error wrapping ErrExpired, ErrOutOfRange,
+	// ErrLifetime or, for an invalid strategy, ErrInvalidStrategy.
+	Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error)
+
+	// Filter returns a filter that passes exactly the cells of the
+	// strategy's family that are live at now: a cell is hidden from its
+	// expiry on. It selects no family; a Table chains it after its own
+	// family selection. An invalid strategy's filter passes nothing.
+	Filter(now time.Time) bigtable.Filter
+
+	// GCPolicy returns the garbage-collection policy the strategy's family
+	// must have. Under it GC only ever removes cells the filter already
+	// hides. An invalid strategy returns bigtable.NoGcPolicy(), which
+	// removes nothing.
+	GCPolicy() bigtable.GCPolicy
+}
+
+// strategy is what this package's strategies provide beyond Strategy, for
+// the Table: the rules it checks writes against and reads expiries with.
+// Strategies from outside the package cannot give these guarantees, so
+// NewTable refuses them.
+type strategy interface {
+	Strategy
+	fmt.Stringer
+	// valid returns nil or an error wrapping ErrInvalidStrategy.
+	valid() error
+	// expiry returns the instant from which a cell stamped ts is hidden;
+	// ok is false for a cell that never expires by time (Forever, or a
+	// sequence number).
+	expiry(ts bigtable.Timestamp) (t time.Time, ok bool)
+	// liveFrom returns the smallest timestamp still live at now, and ok
+	// false when liveness does not depend on time (sequence numbers).
+	liveFrom(now time.Time) (ts bigtable.Timestamp, ok bool)
+	// serverTimestamps tells whether a cell stamped by the server's clock,
+	// as read-modify-write does, lives as the family intends.
+	serverTimestamps() bool
+}
+
+// timeRule is the one rule both time strategies share: a cell's timestamp
+// is its expiry, rounded down to the millisecond, minus offset; a cell is
+// live while timestamp + offset > now. OneSecond has offset 0,
+// DefaultExpiration(d) has offset d. The offset is a whole, non-negative
+// number of milliseconds.
+//
+// The rule's default lifetime is its offset: a plain write at now gets the
+// timestamp now. With offset 0 that cell would be born expired, so a zero
+// offset has no default.
+type timeRule struct {
+	offset time.Duration
+}
+
+// timestamp implements Strategy.Timestamp for the rule; name is the
+// strategy's, for messages.
+func (r timeRule) timestamp(now time.Time, life Lifetime, name fmt.Stringer) (bigtable.Timestamp, error) {
+	var expiry time.Time
+	switch life.kind {
+	case lifeFor:
+		expiry = now.Add(life.d)
+	case lifeUntil:
+		expiry = life.t
+	case lifeDefault:
+		if r.offset == 0 {
+			return 0, fmt.Errorf("%w: %v has no default lifetime; use For or Until", ErrLifetime, name)
+		}
+		expiry = now.Add(r.offset)
+	case lifeForever:
+		return r.forever(), nil
+	default:
+		return 0, fmt.Errorf("%w: %v under %v, which expires cells by time; use For or Until", ErrLifetime, life, name)
+	}
+	if rounded := expiry.Truncate(time.Millisecond); !rounded.After(now) {
+		return 0, fmt.Errorf("%w: %v under %v expires at %v, not after now (%v)",
+			ErrExpired, life, name, rounded.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	}
+	ms, inRange := floorMillis(expiry)
+	ms -= int64(r.offset / time.Millisecond)
+	if inRange != 0 || ms < 0 {
+		return 0, fmt.Errorf("%w: %v under %v expires at %v, which needs a timestamp outside 1970 to the year 294,247",
+			ErrOutOfRange, life, name, expiry.UTC().Format(time.RFC3339Nano))
+	}
+	return bigtable.Timestamp(ms * 1000), nil
+}
+
+// forever is the timestamp of a Forever cell: the largest valid timestamp
+// minus the offset.
+func (r timeRule) forever() bigtable.Timestamp {
+	return MaxTimestamp - bigtable.Timestamp(r.offset/time.Microsecond)
+}
+
+// liveFrom returns the smallest timestamp whose cell is live at now: the
+// first whole millisecond after now − offset, but never past a Forever
+// cell's, which is always live.
+func (r timeRule) liveFrom(now time.Time) bigtable.Timestamp {
+	forever := r.forever()
+	ms, inRange := floorMillis(now.Add(-r.offset))
+	switch {
+	case inRange < 0:
+		return 0
+	case inRange > 0 || ms+1 >= int64(forever/1000):
+		return forever
+	}
+	return bigtable.Timestamp((ms + 1) * 1000)
+}
+
+// filter implements Strategy.Filter for the rule.
+func (r timeRule) filter(now time.Time) bigtable.Filter {
+	return bigtable.TimestampRangeFilterMicros(r.liveFrom(now), 0)
+}
+
+// expiry returns the instant from which a cell stamped ts is hidden, and
+// false for a Forever cell.
+func (r timeRule) expiry(ts bigtable.Timestamp) (time.Time, bool) {
+	if ts >= r.forever() {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(int64(ts)).Add(r.offset), true
+}
+
+// floorMillis returns t in whole milliseconds since the Unix epoch, rounded
+// down. inRange is -1 when t is before the epoch, +1 when the result would
+// pass maxMillis, and 0 otherwise; ms is only meaningful when it is 0.
+func floorMillis(t time.Time) (ms int64, inRange int) {
+	sec := t.Unix()
+	switch {
+	case sec < 0:
+		return 0, -1
+	case sec > maxMillis/1000:
+		return 0, +1
+	}
+	ms = sec*1000 + int64(t.Nanosecond()/int(time.Millisecond))
+	if ms > maxMillis {
+		return 0, +1
+	}
+	return ms, 0
+}

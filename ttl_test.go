@@ -150,8 +150,8 @@ func TestStrategies(t *testing.T) {
 			strategy: ttl.DefaultExpiration(d),
 			gc:       "age() > 2d",
 			writes: []write{
-				{"default", ttl.Default, ms(base)},                           // the real write time
-				{"shorter", ttl.For(time.Hour), ms(hour.Add(-d))},            // earlier
+				{"default", ttl.Default, ms(base)},                                // the real write time
+				{"shorter", ttl.For(time.Hour), ms(hour.Add(-d))},                 // earlier
 				{"longer", ttl.For(72 * time.Hour), ms(base.Add(24 * time.Hour))}, // later
 				{"until", ttl.Until(hour.Add(500 * time.Microsecond)), ms(hour.Add(-d))},
 				{"forever", ttl.Forever, ttl.MaxTimestamp - bigtable.Timestamp(d/time.Microsecond)},

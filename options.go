@@ -1,0 +1,179 @@
+package ttl
+
+import (
+	"fmt"
+	"reflect"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// An Option configures a [Table]; pass it to [NewTable].
+type Option interface {
+	apply(*config) error
+}
+
+// config is what the options set. Its zero value is the default: the
+// clock is time.Now, other families are undeclared, no read margin, no
+// write times.
+type config struct {
+	now        func() time.Time
+	others     []string // nil: undeclared; non-nil (maybe empty): declared
+	margin     time.Duration
+	writeTimes bool
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// WithClock makes the table read the time from now instead of time.Now:
+// once per Apply, ApplyBulk, read or read-modify-write, for every cell and
+// filter of that call. Tests pass a fake clock; services whose machines'
+// clocks are not trusted can pass a corrected one. now must be safe for
+// simultaneous use by multiple goroutines.
+func WithClock(now func() time.Time) Option {
+	return optionFunc(func(c *config) error {
+		if now == nil {
+			return fmt.Errorf("%w: WithClock(nil)", ErrInvalidOption)
+		}
+		c.now = now
+		return nil
+	})
+}
+
+// OtherFamilies declares the table's families that have no strategy; with
+// no names it declares that the managed families are all there is.
+//
+// Declaring the families makes reads cheap: the read filter then selects
+// each family by name with no regular expression, and a table whose
+// families all share one strategy needs no family selection at all.
+// Without it the table cannot know which other families exist and passes
+// them through with a regular expression that Bigtable evaluates for every
+// cell. Once declared, cells of undeclared families are not returned and
+// writes to them fail with ErrUnknownFamily.
+func OtherFamilies(names ...string) Option {
+	return optionFunc(func(c *config) error {
+		c.others = make([]string, 0, len(names))
+		for _, n := range names {
+			if err := checkFamilyName(n); err != nil {
+				return fmt.Errorf("%w: OtherFamilies: %v", ErrInvalidOption, err)
+			}
+			for _, seen := range c.others {
+				if seen == n {
+					return fmt.Errorf("%w: OtherFamilies: family %q is named twice", ErrInvalidOption, n)
+				}
+			}
+			c.others = append(c.others, n)
+		}
+		return nil
+	})
+}
+
+// WithReadMargin makes reads and conditional predicates treat a cell whose
+// expiry is within d of now as already expired, and refuses writes of such
+// cells with ErrExpired, since they would be born invisible.
+//
+// A margin keeps a retention promise when a reader's clock may lag the
+// writers' by up to d: a cell is hidden by every such reader from its
+// expiry on, at the price of hiding it up to d early from a reader whose
+// clock is right. It applies to OneSecond and DefaultExpiration families;
+// sequence numbers do not depend on time. d must not be negative.
+func WithReadMargin(d time.Duration) Option {
+	return optionFunc(func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("%w: WithReadMargin(%v): the margin must not be negative", ErrInvalidOption, d)
+		}
+		c.margin = d
+		return nil
+	})
+}
+
+// RecordWriteTime makes the table keep each managed cell's real write time
+// beside it, as Cassandra's WRITETIME() does: under the time strategies a
+// cell's timestamp encodes its expiry, not when it was written.
+//
+// Every Set or Replace in a managed family also writes a companion cell in
+// the same family and the same atomic mutation, with the same timestamp,
+// so that it expires and is collected with its data cell. Its qualifier is
+// "\xff\xffwt:" followed by the data cell's qualifier, and its value the
+// table clock's now in microseconds since the Unix epoch, as an 8-byte
+// big-endian integer. Deletes and Replace remove companions with their
+// cells. Reads never return companions as data; pass [WithWriteTimes] to
+// a read and call [WriteTime] on the cells it returns.
+//
+// Qualifiers starting with "\xff\xff" are then reserved in managed
+// families: writing one fails with ErrReservedColumn, and reads do not
+// return such cells. Read-modify-write cells get no companion; in a
+// DefaultExpiration family their timestamp is their write time.
+func RecordWriteTime() Option {
+	return optionFunc(func(c *config) error {
+		c.writeTimes = true
+		return nil
+	})
+}
+
+// ReadOption is an option for [Table.ReadRow] and [Table.ReadRows]: any
+// bigtable.ReadOption (LimitRows, ReverseScan, WithFullReadStats, …) but
+// bigtable.RowFilter, which would replace the expiry filter and is refused
+// with ErrInvalidOption; use [RowFilter] instead.
+type ReadOption = bigtable.ReadOption
+
+// RowFilter returns a read option that applies f to the cells that are
+// live, after the table's expiry filter. The order matters: LatestNFilter(1)
+// then returns the newest live cell, where before expiry filtering it would
+// return nothing once the newest cell has expired. At most one RowFilter
+// may be given; combine filters with bigtable.ChainFilters or
+// bigtable.InterleaveFilters.
+//
+// Passed to a bigtable.Table directly, it is a plain bigtable.RowFilter(f),
+// with no expiry filtering.
+func RowFilter(f bigtable.Filter) ReadOption {
+	return rowFilterOption{ReadOption: bigtable.RowFilter(f), f: f}
+}
+
+// rowFilterOption embeds the bigtable option to satisfy the sealed
+// interface; the Table recognises it by type and reads f.
+type rowFilterOption struct {
+	bigtable.ReadOption
+	f bigtable.Filter
+}
+
+// WithWriteTimes returns a read option that fetches, with each row, the
+// write times that RecordWriteTime keeps, so that [WriteTime] can report
+// them for the cells returned. The row's companion cells are read in the
+// same request and removed from it; a row left with no data cell is not
+// returned. A read with WithWriteTimes fails with ErrInvalidOption on a
+// table without RecordWriteTime.
+//
+// Companions are fetched for every live cell of a row, whatever the
+// RowFilter keeps of them, and they count for bigtable.LimitRows: a row
+// whose live cells the RowFilter drops all is read, then not returned.
+func WithWriteTimes() ReadOption { return writeTimesOption{noopReadOption} }
+
+// writeTimesOption embeds a harmless bigtable option to satisfy the sealed
+// interface, should it be passed to a bigtable.Table directly.
+type writeTimesOption struct{ bigtable.ReadOption }
+
+// noopReadOption asks for read statistics and ignores them.
+var noopReadOption = bigtable.WithFullReadStats(func(*bigtable.FullReadStats) {})
+
+// rawRowFilter is the dynamic type of a bigtable.RowFilter option.
+var rawRowFilter = reflect.TypeOf(bigtable.RowFilter(bigtable.PassAllFilter()))
+
+// checkFamilyName reports a family name Bigtable would refuse:
+// [_a-zA-Z0-9][-_.a-zA-Z0-9]*.
+func checkFamilyName(name string) error {
+	if name == "" {
+		return fmt.Errorf("empty family name")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||
+			i > 0 && (c == '-' || c == '.')
+		if !ok {
+			return fmt.Errorf("family name %q is not [_a-zA-Z0-9][-_.a-zA-Z0-9]*", name)
+		}
+	}
+	return nil
+}

@@ -787,9 +787,7 @@ func TestAnyTableAPI(t *testing.T) {
 	require.NoError(t, tbl.ReadRows(ctx, bigtable.RowList{"r"}, func(bigtable.Row) bool { return true }))
 	keys, err := tbl.SampleRowKeys(ctx)
 	require.NoError(t, err)
-	want, err := raw.SampleRowKeys(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, want, keys)
+	assert.Contains(t, keys, "r", "bttest samples at random but always returns the last key")
 	rmw := ttl.NewReadModifyWrite()
 	rmw.Increment("u", "n", 1)
 	_, err = tbl.ApplyReadModifyWrite(ctx, "r", rmw)
@@ -802,6 +800,17 @@ func TestAnyTableAPI(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	clock := newClock(base)
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond(), "v": ttl.SequenceNumbers(2)}, nil)
+	// bttest races when a write adds a column to a row that a read is
+	// streaming (it sorts the row's column names in place), so every
+	// column exists before the goroutines start.
+	for i := 0; i < 5; i++ {
+		m := ttl.NewMutation()
+		for g := 0; g < 8; g++ {
+			m.Set("f", fmt.Sprint(g), []byte("x"), ttl.For(time.Hour))
+		}
+		m.Set("v", "c", []byte("x"), ttl.Version(0))
+		require.NoError(t, tbl.Apply(ctx, fmt.Sprintf("r%d", i), m))
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for g := 0; g < 8; g++ {
@@ -834,7 +843,7 @@ func TestConcurrentUse(t *testing.T) {
 	require.NoError(t, tbl.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
 		rows++
 		assert.Len(t, r["v"], 2, "row %s keeps two versions", r.Key())
-		assert.Len(t, r["f"], 8*4, "row %s has every writer's four cells", r.Key())
+		assert.Len(t, r["f"], 8*4+8, "row %s has every writer's four cells and the first ones", r.Key())
 		return true
 	}))
 	assert.Equal(t, 5, rows)

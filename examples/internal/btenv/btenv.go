@@ -27,7 +27,9 @@ import (
 )
 
 // Target says where an example runs. The zero value is an in-process
-// emulator, or the one BIGTABLE_EMULATOR_HOST names.
+// emulator. BIGTABLE_EMULATOR_HOST, when set, wins over both: the Bigtable
+// clients always connect to the emulator it names, and Project and
+// Instance then only name the emulated instance.
 type Target struct {
 	Project  string // Cloud project; with Instance, a real instance
 	Instance string // Bigtable instance in Project

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cellttl/ttl"
+	"cloud.google.com/go/bigtable"
 )
 
 // defaultFigure draws three cells written at the same moment under
@@ -12,32 +12,23 @@ import (
 // each is stamped 48h before its expiry, so that GC's MaxAge(48h), which
 // counts from the timestamp, comes due exactly when the cell expires.
 func defaultFigure() ([]byte, error) {
-	const d = 48 * time.Hour
-	s := ttl.DefaultExpiration(d)
-	written := time.Date(2030, 4, 30, 10, 0, 0, 0, time.UTC)
-	rows := []struct {
-		label string
-		life  ttl.Lifetime
-	}{
-		{"Default", ttl.Default},
-		{"For(1h)", ttl.For(time.Hour)},
-		{"For(72h)", ttl.For(72 * time.Hour)},
+	s, written := defaultWrites.strategy, defaultWrites.written
+	cells, err := defaultWrites.cells()
+	if err != nil {
+		return nil, err
 	}
-	cells := make([]timedCell, len(rows))
-	for i, r := range rows {
-		c, err := timed(s, written, r.life)
-		if err != nil {
-			return nil, err
-		}
-		cells[i] = c
+	maxAge, ok := s.GCPolicy().(bigtable.MaxAgeGCPolicy)
+	if !ok {
+		return nil, fmt.Errorf("%v: GC policy %v is not a maximum age", s, s.GCPolicy())
 	}
+	d := time.Duration(maxAge)
 	rel := func(t time.Time) string { return since(t, written) }
 
 	const w, h = 800, 330
 	desc := fmt.Sprintf("Three cells written at the same moment under %v, whose family GC policy is %s. ", s, policy(s.GCPolicy()))
-	for i, c := range cells {
+	for _, c := range cells {
 		desc += fmt.Sprintf("%s: stored timestamp %s, reads return it until %s, GC may remove it after %s. ",
-			rows[i].label, rel(c.stamp), rel(c.expiry), rel(c.gcAfter))
+			lifeName(c.life), rel(c.stamp), rel(c.expiry), rel(c.gcAfter))
 	}
 	cv := newCanvas(w, h, fmt.Sprintf("%v: three cells written at the same moment", s), desc+
 		"Each cell is stored 48h before its expiry, so GC, which counts from the timestamp, may remove it exactly when reads stop returning it.")
@@ -47,14 +38,14 @@ func defaultFigure() ([]byte, error) {
 	scale := timeScale{from: written.Add(-52 * time.Hour), to: written.Add(84 * time.Hour), x0: 200, x1: 780}
 	const firstBar, rowStep, barH = 92.0, 64.0, 18.0
 	xw := scale.x(written)
-	lastBar := firstBar + rowStep*float64(len(rows)-1)
+	lastBar := firstBar + rowStep*float64(len(cells)-1)
 	cv.line(xw, firstBar-12, xw, lastBar+barH+26, colWrite, 1, "4 3")
 	for i, c := range cells {
 		y := firstBar + rowStep*float64(i)
 		mid := y + barH/2
 		xs, xe, xg := scale.x(c.stamp), scale.x(c.expiry), scale.x(c.gcAfter)
 
-		cv.text(20, y+2, style{bold: true}, "Set(…, "+rows[i].label+")")
+		cv.text(20, y+2, style{bold: true}, "Set(…, "+lifeName(c.life)+")")
 		cv.text(20, y+17, style{fill: colMuted}, "ts = "+rel(c.stamp))
 		cv.text(20, y+32, style{fill: colMuted}, "expiry = "+rel(c.expiry))
 

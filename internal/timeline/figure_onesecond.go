@@ -3,22 +3,18 @@ package main
 import (
 	"fmt"
 	"time"
-
-	"github.com/cellttl/ttl"
 )
 
 // oneSecondFigure draws one cell written at 10:00 with For(30m) under
 // OneSecond: the timestamp is the expiry itself, reads stop at it, and GC
 // may remove the cell one second later; a zoom shows that second.
 func oneSecondFigure() ([]byte, error) {
-	s := ttl.OneSecond()
-	written := time.Date(2030, 4, 30, 10, 0, 0, 0, time.UTC)
-	lifetime := 30 * time.Minute
-	life := ttl.For(lifetime)
-	c, err := timed(s, written, life)
+	s := oneSecondWrite.strategy
+	cells, err := oneSecondWrite.cells()
 	if err != nil {
 		return nil, err
 	}
+	c := cells[0]
 	if !c.stamp.Equal(c.expiry) {
 		return nil, fmt.Errorf("%v: stored timestamp %v is not the expiry %v", s, c.stamp, c.expiry)
 	}
@@ -26,8 +22,8 @@ func oneSecondFigure() ([]byte, error) {
 	hhmmss := func(t time.Time) string { return t.Format("15:04:05") }
 
 	const w, h = 800, 270
-	lifeName := "For(" + short(lifetime) + ")"
-	cv := newCanvas(w, h, fmt.Sprintf("%v: a cell written at %s with %s", s, hhmm(c.written), lifeName),
+	name := lifeName(c.life)
+	cv := newCanvas(w, h, fmt.Sprintf("%v: a cell written at %s with %s", s, hhmm(c.written), name),
 		fmt.Sprintf("The cell is stored with its expiry, %s, as its timestamp. Reads return it from the write until %s and never from %s on. "+
 			"The family's GC policy %v may remove it after %s, once its timestamp is more than a second old; "+
 			"Bigtable's GC does so when it runs, which can take up to a week.",
@@ -49,7 +45,7 @@ func oneSecondFigure() ([]byte, error) {
 	cv.line(full.x(zoom.from), barY+barH, zoom.x0, zoomY, "#9e9e9e", 1, "3 3")
 	cv.line(full.x(zoom.to), barY+barH, zoom.x1, zoomY, "#9e9e9e", 1, "3 3")
 
-	cv.text(20, mid-2, style{bold: true}, "Set(…, "+lifeName+")")
+	cv.text(20, mid-2, style{bold: true}, "Set(…, "+name+")")
 	cv.text(20, mid+13, style{fill: colMuted}, "at "+hhmm(c.written))
 	cv.line(full.x0, mid, xw, mid, "#9e9e9e", 1.5, "2 4")
 	cv.text((full.x0+xw)/2, mid-8, style{fill: colMuted, italic: true, anchor: "middle", size: 11}, "no cell")

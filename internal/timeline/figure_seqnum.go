@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"time"
-
-	"github.com/cellttl/ttl"
 )
 
 // seqnumFigure draws versions 1 to 5 of one column under
@@ -12,16 +10,8 @@ import (
 // stored at its number in milliseconds after the Unix epoch, whenever it
 // was written, and reads return the newest three.
 func seqnumFigure() ([]byte, error) {
-	s := ttl.SequenceNumbers(3)
-	monday := time.Date(2030, 4, 29, 0, 0, 0, 0, time.UTC)
-	written := []time.Time{
-		monday.Add(9 * time.Hour),
-		monday.Add(17*time.Hour + 30*time.Minute),
-		monday.Add(2*24*time.Hour + 12*time.Hour),
-		monday.Add(3*24*time.Hour + 8*time.Hour),
-		monday.Add(5*24*time.Hour + 20*time.Hour),
-	}
-	vs, keep, err := versions(s, written)
+	s := seqnumStrategy
+	vs, keep, err := versions(s, seqnumWritten)
 	if err != nil {
 		return nil, err
 	}

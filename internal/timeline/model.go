@@ -12,6 +12,56 @@ import (
 // family is the one column family every figure writes to.
 const family = "f"
 
+// The scenarios the figures draw; the tests replay them on the emulator.
+var (
+	// oneSecondWrite is one cell written at 10:00 with For(30m).
+	oneSecondWrite = timedWrites{
+		strategy: ttl.OneSecond(),
+		written:  time.Date(2030, 4, 30, 10, 0, 0, 0, time.UTC),
+		lives:    []ttl.Lifetime{ttl.For(30 * time.Minute)},
+	}
+
+	// defaultWrites are three cells written at the same moment with the
+	// default, a shorter and a longer lifetime.
+	defaultWrites = timedWrites{
+		strategy: ttl.DefaultExpiration(48 * time.Hour),
+		written:  time.Date(2030, 4, 30, 10, 0, 0, 0, time.UTC),
+		lives:    []ttl.Lifetime{ttl.Default, ttl.For(time.Hour), ttl.For(72 * time.Hour)},
+	}
+
+	// seqnumStrategy keeps three versions; seqnumWritten are the moments,
+	// in one week, at which versions 1, 2, ... of one column are written.
+	seqnumStrategy = ttl.SequenceNumbers(3)
+	seqnumWritten  = []time.Time{
+		monday.Add(9 * time.Hour),
+		monday.Add(17*time.Hour + 30*time.Minute),
+		monday.Add(2*24*time.Hour + 12*time.Hour),
+		monday.Add(3*24*time.Hour + 8*time.Hour),
+		monday.Add(5*24*time.Hour + 20*time.Hour),
+	}
+	monday = time.Date(2030, 4, 29, 0, 0, 0, 0, time.UTC)
+)
+
+// timedWrites are cells written at one moment under a time strategy.
+type timedWrites struct {
+	strategy ttl.Strategy
+	written  time.Time
+	lives    []ttl.Lifetime
+}
+
+// cells works out the life of each cell.
+func (w timedWrites) cells() ([]timedCell, error) {
+	cells := make([]timedCell, len(w.lives))
+	for i, life := range w.lives {
+		c, err := timed(w.strategy, w.written, life)
+		if err != nil {
+			return nil, err
+		}
+		cells[i] = c
+	}
+	return cells, nil
+}
+
 // A timedCell is the life of one cell under a time strategy, every instant
 // taken from the library: the timestamp from Strategy.Timestamp, the expiry
 // from Table.ExpiresAt, and the moment GC may remove it from the family's

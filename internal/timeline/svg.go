@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
 )
 
 // The palette, the same in every figure.
@@ -289,6 +291,16 @@ func short(d time.Duration) string {
 	}
 	if strings.HasSuffix(s, "h0m") {
 		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// lifeName prints a lifetime as the library does, but with durations as
+// short as policy's: "For(30m)" for "For(30m0s)".
+func lifeName(l ttl.Lifetime) string {
+	s := l.String()
+	for _, long := range []string{"h0m0s)", "m0s)"} {
+		s = strings.ReplaceAll(s, long, long[:1]+")")
 	}
 	return s
 }

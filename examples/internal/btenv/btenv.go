@@ -1,0 +1,224 @@
+// Package btenv connects the cellttl example programs to Bigtable.
+//
+// By default an example runs on an in-process bttest emulator that lives
+// as long as the program, so it needs nothing but Go. With
+// BIGTABLE_EMULATOR_HOST set it uses that emulator instead, and with
+// -project and -instance a real Cloud Bigtable instance, authenticated by
+// Application Default Credentials.
+package btenv
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+
+	"cloud.google.com/go/bigtable"
+	"cloud.google.com/go/bigtable/bttest"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/cellttl/ttl"
+)
+
+// Target says where an example runs. The zero value is an in-process
+// emulator. BIGTABLE_EMULATOR_HOST, when set, wins over both: the Bigtable
+// clients always connect to the emulator it names, and Project and
+// Instance then only name the emulated instance.
+type Target struct {
+	Project  string // Cloud project; with Instance, a real instance
+	Instance string // Bigtable instance in Project
+}
+
+// RegisterFlags registers -project and -instance on flag.CommandLine and
+// returns the Target they fill in once the program has called flag.Parse.
+func RegisterFlags() *Target {
+	var t Target
+	flag.StringVar(&t.Project, "project", "", "Cloud project of a real Bigtable instance (with -instance)")
+	flag.StringVar(&t.Instance, "instance", "", "real Bigtable instance to run on, using Application Default Credentials (with -project)")
+	return &t
+}
+
+// An Env is an example's connection to Bigtable and the table it works in.
+type Env struct {
+	Client *bigtable.Client      // data client, with metrics export off
+	Admin  *bigtable.AdminClient // table admin client
+	Table  bigtable.TableAPI     // the example's table, opened on Client
+	Name   string                // the table's name: "cellttl-example-" + the example's name
+	Where  string                // where it runs, for the example's output
+
+	// Emulated is true on an emulator, whose GC runs every 0.5–1.5 s on
+	// the real clock; on Cloud Bigtable GC runs when it runs, up to a
+	// week later.
+	Emulated bool
+
+	closers []func() error // run in reverse order by Close
+}
+
+// Open connects to the target and opens the example's table, creating it
+// if it does not exist: each managed family with its strategy's GCPolicy,
+// each of others with no GC policy.
+//
+// An existing table is used as it is when it has exactly these families
+// with these policies; a family it lacks is added and a managed family's
+// policy is set. A table with any other family belongs to someone else:
+// Open refuses it and changes nothing.
+func Open(ctx context.Context, t Target, example string, families map[string]ttl.Strategy, others ...string) (_ *Env, err error) {
+	e := &Env{Name: "cellttl-example-" + example}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	if err := e.connect(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := e.ensureTable(ctx, families, others); err != nil {
+		return nil, fmt.Errorf("table %s on %s: %w", e.Name, e.Where, err)
+	}
+	e.Table = e.Client.Open(e.Name)
+	return e, nil
+}
+
+// connect makes the clients, starting an in-process emulator when the
+// target names no other.
+func (e *Env) connect(ctx context.Context, t Target) error {
+	if (t.Project == "") != (t.Instance == "") {
+		return errors.New("give both -project and -instance, or neither")
+	}
+	project, instance := t.Project, t.Instance
+	// dial returns the options that point a new client at the target and
+	// a func that closes what they opened if the client cannot be made.
+	dial := func() ([]option.ClientOption, func(), error) { return nil, func() {}, nil }
+	switch host := os.Getenv("BIGTABLE_EMULATOR_HOST"); {
+	case host != "":
+		// The clients find it in the environment themselves.
+		e.Where, e.Emulated = "the emulator at "+host, true
+	case project != "":
+		e.Where = "projects/" + project + "/instances/" + instance
+	default:
+		srv, err := bttest.NewServer("localhost:0")
+		if err != nil {
+			return fmt.Errorf("starting the in-process emulator: %w", err)
+		}
+		e.closers = append(e.closers, func() error { srv.Close(); return nil })
+		e.Where, e.Emulated = "an in-process bttest emulator", true
+		// One connection per client: a client closes its connection.
+		dial = func() ([]option.ClientOption, func(), error) {
+			conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				return nil, nil, err
+			}
+			return []option.ClientOption{option.WithGRPCConn(conn)}, func() { conn.Close() }, nil
+		}
+	}
+	if project == "" {
+		project, instance = "example-project", "example-instance"
+	}
+
+	opts, undial, err := dial()
+	if err != nil {
+		return err
+	}
+	e.Admin, err = bigtable.NewAdminClient(ctx, project, instance, opts...)
+	if err != nil {
+		undial()
+		return fmt.Errorf("connecting to %s: %w", e.Where, err)
+	}
+	e.closers = append(e.closers, e.Admin.Close)
+
+	if opts, undial, err = dial(); err != nil {
+		return err
+	}
+	e.Client, err = bigtable.NewClientWithConfig(ctx, project, instance,
+		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, opts...)
+	if err != nil {
+		undial()
+		return fmt.Errorf("connecting to %s: %w", e.Where, err)
+	}
+	e.closers = append(e.closers, e.Client.Close)
+	return nil
+}
+
+// ensureTable creates the table and its families, or checks that an
+// existing one is the example's own and completes it.
+func (e *Env) ensureTable(ctx context.Context, families map[string]ttl.Strategy, others []string) error {
+	want := make(map[string]bigtable.GCPolicy, len(families)+len(others))
+	for name, s := range families {
+		want[name] = s.GCPolicy()
+	}
+	for _, name := range others {
+		want[name] = nil
+	}
+
+	have := map[string]string{} // family name → GC policy
+	info, err := e.Admin.TableInfo(ctx, e.Name)
+	switch {
+	case status.Code(err) == codes.NotFound:
+		if err := e.Admin.CreateTable(ctx, e.Name); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	default:
+		for _, f := range info.FamilyInfos {
+			if _, ok := want[f.Name]; !ok {
+				return fmt.Errorf("exists with family %q, which the example does not use; not touching it", f.Name)
+			}
+			have[f.Name] = f.GCPolicy
+		}
+	}
+
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		policy, exists := have[name]
+		if !exists {
+			if err := e.Admin.CreateColumnFamily(ctx, e.Name, name); err != nil {
+				return err
+			}
+		}
+		if p := want[name]; p != nil && (!exists || policy != p.String()) {
+			if err := e.Admin.SetGCPolicy(ctx, e.Name, name, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteRows deletes the given rows, so that a run on an emulator or an
+// instance that an earlier run wrote to starts from the same state.
+func (e *Env) DeleteRows(ctx context.Context, rows ...string) error {
+	muts := make([]*bigtable.Mutation, len(rows))
+	for i := range muts {
+		muts[i] = bigtable.NewMutation()
+		muts[i].DeleteRow()
+	}
+	errs, err := e.Table.ApplyBulk(ctx, rows, muts)
+	if err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// Close closes the clients and stops the in-process emulator, if any. It
+// returns the first error.
+func (e *Env) Close() error {
+	var first error
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		if err := e.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	e.closers = nil
+	return first
+}

@@ -293,9 +293,10 @@ func (t *Table) readOptions(now time.Time, opts []ReadOption) (out []bigtable.Re
 	return append(out, bigtable.RowFilter(f)), writeTimes, nil
 }
 
-// ExpiresAt returns the instant from which item, a cell read through the
-// table, is hidden, and false for a cell that does not expire by time: a
-// Forever cell, a sequence number, a cell of a family without a strategy.
+// ExpiresAt returns the expiry of item, a cell read through the table: the
+// instant from which reads hide it (with a read margin, reads hide it that
+// much earlier). It reports false for a cell that does not expire by time:
+// a Forever cell, a sequence number, a cell of a family without a strategy.
 func (t *Table) ExpiresAt(item bigtable.ReadItem) (time.Time, bool) {
 	family, _ := splitColumn(item.Column)
 	s, ok := t.managed[family]
@@ -320,7 +321,8 @@ func (t *Table) ExpiresAt(item bigtable.ReadItem) (time.Time, bool) {
 // ApplyReadModifyWrite first deletes the expired cells of the columns m
 // touches in DefaultExpiration families: two requests, not one. A cell
 // that expires between the two requests (a few milliseconds) can still be
-// built on.
+// built on. Cells within the read margin are not deleted: they have not
+// expired.
 func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadModifyWrite) (bigtable.Row, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: ApplyReadModifyWrite: nil context", ErrNilArgument)

@@ -243,7 +243,7 @@ type FamilyPlan struct {
 // number of rows that hold such cells.
 type Loss struct {
 	Rows   int
-	Reason string // such as "3 rows hold cells stamped before …, which would expire at once under …"
+	Reason string // such as "3 rows hold cells stamped up to …, which would expire at once under …"
 }
 
 // Scan counts what EnsureFamilies read to find the cells a change affects.
@@ -282,8 +282,8 @@ func (p *Plan) String() string {
 			fmt.Fprintf(&b, "  %s: %s\n", f.Family, f.resurfaced())
 		}
 		if f.Scan.Reads > 0 {
-			fmt.Fprintf(&b, "  %s: scanned %d rows (%d cells) in %d read(s); %d cells returned\n",
-				f.Family, f.Scan.RowsSeen, f.Scan.CellsSeen, f.Scan.Reads, f.Scan.CellsReturned)
+			fmt.Fprintf(&b, "  %s: scan: %s, %s and %s seen, %s returned\n", f.Family, plural(f.Scan.Reads, "read", "reads"),
+				plural(f.Scan.RowsSeen, "row", "rows"), plural(f.Scan.CellsSeen, "cell", "cells"), plural(f.Scan.CellsReturned, "cell", "cells"))
 		}
 	}
 	return b.String()
@@ -305,17 +305,17 @@ func (p *Plan) state() string {
 	var s string
 	switch {
 	case refused > 0 && p.DryRun:
-		s = fmt.Sprintf("dry run, nothing changed; %d change(s) would be refused", refused)
+		s = fmt.Sprintf("dry run, nothing changed; %s would be refused", plural(refused, "change", "changes"))
 	case refused > 0:
-		s = fmt.Sprintf("%d change(s) refused, nothing changed", refused)
+		s = fmt.Sprintf("%s refused, nothing changed", plural(refused, "change", "changes"))
 	case p.DryRun && pending > 0:
-		s = fmt.Sprintf("dry run, nothing changed; %d change(s) to make", pending)
+		s = fmt.Sprintf("dry run, nothing changed; %s to make", plural(pending, "change", "changes"))
 	case pending == 0 && done == 0:
 		s = "every family matches its strategy, nothing to change"
 	case pending > 0:
-		s = fmt.Sprintf("%d change(s) made, %d not made", done, pending)
+		s = fmt.Sprintf("%s made, %d not made", plural(done, "change", "changes"), pending)
 	default:
-		s = fmt.Sprintf("%d change(s) made", done)
+		s = fmt.Sprintf("%s made", plural(done, "change", "changes"))
 	}
 	if p.CreateTable {
 		verb := "created"
@@ -351,8 +351,8 @@ func (f FamilyPlan) action(dryRun bool) string {
 }
 
 func (f FamilyPlan) resurfaced() string {
-	return fmt.Sprintf("%d rows hold cells that the current policy %s already lets GC delete, not yet collected, which %v would return again",
-		f.Resurfaced, describePolicy(f.Found), f.Strategy)
+	return fmt.Sprintf("%s cells that the current policy %s already lets GC delete, not yet collected, which %v would return again",
+		plural(f.Resurfaced, "row holds", "rows hold"), describePolicy(f.Found), f.Strategy)
 }
 
 // EnsureFamilies makes the GC policy of each managed family the one its
@@ -379,8 +379,8 @@ func (f FamilyPlan) resurfaced() string {
 //
 // With opts.DryRun nothing is changed; the plan and the error are what the
 // real run would return, except that nothing is marked done. The plan is
-// returned with every error but invalid arguments; after a failed call to
-// Bigtable, the families marked done were changed.
+// also returned with the errors of a scan or a change; after a failed
+// change, the families marked done were changed.
 //
 // The scan and the changes are not atomic: a cell written between them,
 // by a writer that does not follow the strategy, is not protected. GC
@@ -641,29 +641,31 @@ func (sc scan) run(ctx context.Context, data bigtable.TableAPI, f *FamilyPlan) e
 	want := describePolicy(f.Want)
 	if seq > 0 {
 		f.Losses = append(f.Losses, Loss{Rows: seq, Reason: fmt.Sprintf(
-			"%d rows hold sequence numbers (timestamps before 2000), which the age-based policy %s deletes all at once",
-			seq, want)})
+			"%s sequence numbers (timestamps before 2000), which the age-based policy %s deletes all at once",
+			plural(seq, "row holds", "rows hold"), want)})
 	}
 	if expired > 0 {
-		span := "stamped before " + formatTime(sc.expired.hi.Time())
+		last := formatTime((sc.expired.hi - 1000).Time())
+		span := "up to " + last
 		if sc.expired.lo > realTime {
-			span = fmt.Sprintf("stamped %s to %s", formatTime(sc.expired.lo.Time()), formatTime((sc.expired.hi - 1000).Time()))
+			span = formatTime(sc.expired.lo.Time()) + " to " + last
 		}
-		reason := fmt.Sprintf("%d rows hold cells %s, which would expire at once under %v", expired, span, sc.s)
+		rows := plural(expired, "row holds", "rows hold")
+		reason := fmt.Sprintf("%s cells stamped %s, which would expire at once under %v", rows, span, sc.s)
 		if _, ok := sc.s.(oneSecond); ok {
-			reason = fmt.Sprintf("%d rows hold cells %s, past instants that %v reads as expiries: hidden at once, deleted by GC within seconds",
-				expired, span, sc.s)
+			reason = fmt.Sprintf("%s cells stamped %s, which %v reads as expiries already past: hidden at once, deleted by GC within seconds",
+				rows, span, sc.s)
 		}
 		f.Losses = append(f.Losses, Loss{Rows: expired, Reason: reason})
 	}
 	if real > 0 {
 		f.Losses = append(f.Losses, Loss{Rows: real, Reason: fmt.Sprintf(
-			"%d rows hold real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under %s would delete the versions written after them",
-			real, want)})
+			"%s real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under %s would delete the versions written after them",
+			plural(real, "row holds", "rows hold"), want)})
 	}
 	if versions > 0 {
 		f.Losses = append(f.Losses, Loss{Rows: versions, Reason: fmt.Sprintf(
-			"%d rows have columns with more than %d versions, whose oldest %s deletes", versions, sc.n, want)})
+			"%s columns with more than %d versions, whose oldest %s deletes", plural(versions, "row has", "rows have"), sc.n, want)})
 	}
 	return nil
 }
@@ -757,6 +759,14 @@ func formatAge(d time.Duration) string {
 		}
 	}
 	return d.String()
+}
+
+// plural returns n and the singular or plural words that follow it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // formatTime prints an instant in UTC to the millisecond, Bigtable's

@@ -42,6 +42,14 @@ func (s FamilyStatus) Exists() bool { return s.Found != nil }
 // strategy needs. Any other policy, stricter or looser, is a mismatch.
 func (s FamilyStatus) Matches() bool { return s.Found != nil && s.Found.String() == s.Want.String() }
 
+// Policies returns the policy found and the policy wanted, spelled as cbt
+// setgcpolicy takes them: "maxage=2d", "maxversions=3",
+// "maxage=1d or maxversions=2", "never" for no GC, "missing" for a family
+// that does not exist.
+func (s FamilyStatus) Policies() (found, want string) {
+	return describePolicy(s.Found), describePolicy(s.Want)
+}
+
 // String describes the status, such as
 // `family "clicks" (DefaultExpiration(48h0m0s)): found never, want maxage=2d`.
 // Policies are spelled as cbt setgcpolicy takes them.

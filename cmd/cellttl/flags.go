@@ -81,12 +81,14 @@ func parse(cmd *command, args []string) (*config, error) {
 	switch {
 	case len(missing) > 0:
 		return nil, fmt.Errorf("missing %s", strings.Join(missing, ", "))
-	case len(positional) < cmd.positional:
-		return nil, fmt.Errorf("missing %s", strings.TrimSpace(cmd.args))
-	case len(positional) > cmd.positional:
-		return nil, fmt.Errorf("unexpected argument %q", positional[cmd.positional])
+	case cmd.positional != "" && len(positional) == 0:
+		return nil, fmt.Errorf("missing %s", cmd.positional)
+	case cmd.positional != "" && len(positional) > 1:
+		return nil, fmt.Errorf("unexpected argument %q after %s", positional[1], cmd.positional)
+	case cmd.positional == "" && len(positional) > 0:
+		return nil, fmt.Errorf("unexpected argument %q", positional[0])
 	}
-	if cmd.positional > 0 {
+	if cmd.positional != "" {
 		c.row = positional[0]
 	}
 	return c, nil

@@ -21,7 +21,7 @@ import (
 var inspectCommand = &command{
 	name:       "inspect",
 	args:       " [-other FAMILY]... [-at TIME] [-write-times] [-read-margin DURATION] ROW",
-	positional: 1,
+	positional: "ROW",
 	help: `Inspect reads every cell stored in ROW, expired or not, and prints its
 timestamp (the sequence number in a seqnum family), its expiry under the
 family's strategy, the time left (the versions left in a seqnum family),

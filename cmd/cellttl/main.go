@@ -49,8 +49,8 @@ type command struct {
 	help string // the paragraph "cellttl help NAME" and "cellttl NAME -h" print
 	// flags defines the command's own flags, beyond the common ones.
 	flags func(fs *flag.FlagSet, c *config)
-	// positional is the number of arguments besides flags.
-	positional int
+	// positional names the one argument besides flags, if any.
+	positional string
 	run        func(ctx context.Context, c *config, stdout, stderr io.Writer) int
 }
 

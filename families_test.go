@@ -2,7 +2,9 @@ package ttl_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log"
 	"strings"
 	"sync"
 	"testing"
@@ -10,9 +12,12 @@ import (
 
 	"cloud.google.com/go/bigtable"
 	"cloud.google.com/go/bigtable/admin/apiv2/adminpb"
+	"cloud.google.com/go/bigtable/bttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/api/option"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cellttl/ttl"
 )
@@ -527,4 +532,60 @@ func TestRefusalMatters(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// ExampleEnsureFamilies migrates a family holding ordinary timestamps to
+// default expiration on an emulator: a dry run first, which refuses the
+// change because one row holds a click older than the default.
+func ExampleEnsureFamilies() {
+	srv, err := bttest.NewServer("localhost:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, err := bigtable.NewClientWithConfig(ctx, "proj", "inst",
+		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, option.WithGRPCConn(conn))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// An existing table: clicks stamped with their write times, no GC.
+	now := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	if err := admin.CreateTable(ctx, "events"); err != nil {
+		log.Fatal(err)
+	}
+	if err := admin.CreateColumnFamily(ctx, "events", "clicks"); err != nil {
+		log.Fatal(err)
+	}
+	events := client.Open("events")
+	for row, age := range map[string]time.Duration{"user#1": time.Hour, "user#2": 9 * 24 * time.Hour} {
+		m := bigtable.NewMutation()
+		m.Set("clicks", "home", bigtable.Time(now.Add(-age)), []byte("1"))
+		if err := events.Apply(ctx, row, m); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	families := map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(7 * 24 * time.Hour)}
+	plan, err := ttl.EnsureFamilies(ctx, admin, "events", events, families,
+		ttl.EnsureOptions{DryRun: true, Now: func() time.Time { return now }})
+	fmt.Print(plan)
+	fmt.Println(errors.Is(err, ttl.ErrDataLoss))
+	// Output:
+	// table "events" at 2030-04-30T09:00:00.000Z: dry run, nothing changed; 1 change would be refused
+	// FAMILY  STRATEGY                     FOUND  WANT       ACTION   ROWS LOST
+	// clicks  DefaultExpiration(168h0m0s)  never  maxage=7d  refused  1
+	//   clicks: 1 row holds cells stamped up to 2030-04-23T09:00:00.000Z, which would expire at once under DefaultExpiration(168h0m0s)
+	//   clicks: scan: 1 read, 2 rows and 2 cells seen, 1 cell returned
+	// true
 }

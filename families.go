@@ -25,7 +25,9 @@ const realTime bigtable.Timestamp = 946_684_800_000_000
 // A FamilyStatus is what CheckFamilies found for one managed family: the GC
 // policy the family has and the one its strategy needs.
 type FamilyStatus struct {
-	Family   string
+	// Family is the family's name.
+	Family string
+	// Strategy is the strategy given for it.
 	Strategy Strategy
 	// Found is the family's GC policy as the Bigtable client reports it:
 	// bigtable.NoGcPolicy() when the family has none, nil when the family
@@ -250,15 +252,20 @@ type FamilyPlan struct {
 // A Loss is one kind of cell that a change would delete or hide, and the
 // number of rows that hold such cells.
 type Loss struct {
-	Rows   int
-	Reason string // such as "3 rows hold cells stamped up to …, which would expire at once under …"
+	// Rows is the number of rows that hold such cells.
+	Rows int
+	// Reason says which cells and what the change would do to them, such
+	// as "3 rows hold cells stamped up to …, which would expire at once
+	// under DefaultExpiration(168h0m0s)".
+	Reason string
 }
 
 // Scan counts what EnsureFamilies read to find the cells a change affects.
 // It reads each family with one server-side filter that strips values and
 // returns at most one cell per row and kind of cell (up to n+1 per column
-// when a change to SequenceNumbers(n) must count versions): the server
-// still reads every cell of the family.
+// when a change to SequenceNumbers(n) must count versions). The server
+// still reads every cell of the table: the filter selects the family, not
+// a row range.
 type Scan struct {
 	Reads         int // ReadRows requests
 	RowsSeen      int // rows the server read, as it reports them
@@ -383,7 +390,8 @@ func (f FamilyPlan) resurfaced() string {
 // at all is changed, and the error wraps ErrDataLoss and names each
 // refused family and what it would lose. A family that exists but holds no
 // such cells is changed freely, and a change that relaxes GC (a longer
-// default, no GC) loses nothing.
+// default, more versions) loses nothing; the plan reports the rows whose
+// expired cells it would bring back (FamilyPlan.Resurfaced).
 //
 // With opts.DryRun nothing is changed; the plan and the error are what the
 // real run would return, except that nothing is marked done. The plan is

@@ -78,7 +78,9 @@ func (s FamilyStatus) String() string {
 //
 // The client reports GC ages in whole seconds, so a DefaultExpiration whose
 // default is not a whole number of seconds cannot be checked: it is refused
-// with ErrInvalidStrategy.
+// with ErrInvalidStrategy. For the same reason, a policy set by other
+// means to a fraction of a second is seen rounded down (cbt's
+// maxage=1500ms as maxage=1s).
 func CheckFamilies(ctx context.Context, admin *bigtable.AdminClient, table string, families map[string]Strategy) ([]FamilyStatus, error) {
 	if ctx == nil || admin == nil {
 		return nil, fmt.Errorf("%w: CheckFamilies: nil context or admin client", ErrNilArgument)
@@ -427,7 +429,7 @@ func EnsureFamilies(ctx context.Context, admin *bigtable.AdminClient, table stri
 		if !st.Exists() || st.Matches() {
 			continue
 		}
-		sc := newScan(managed[st.Family], st.Found, plan.Now)
+		sc := newLossScan(managed[st.Family], st.Found, plan.Now)
 		if err := sc.run(ctx, data, f); err != nil {
 			return plan, fmt.Errorf("ttl: table %q: scanning family %q: %w", table, st.Family, err)
 		}
@@ -515,9 +517,9 @@ const (
 	labelBack     = "back"     // expired cells the new strategy reads as live
 )
 
-// scan finds the cells that changing one family from the policy found to
+// lossScan finds the cells that changing one family from the policy found to
 // the strategy s would delete, hide, or read as live again, at now.
-type scan struct {
+type lossScan struct {
 	s       strategy
 	timed   bool    // s is OneSecond or DefaultExpiration
 	seq     tsRange // time strategies: sequence numbers the age rule deletes
@@ -528,8 +530,8 @@ type scan struct {
 	n       int // SequenceNumbers(n) when versions must be counted, else 0
 }
 
-func newScan(s strategy, found bigtable.GCPolicy, now time.Time) scan {
-	sc := scan{s: s}
+func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
+	sc := lossScan{s: s}
 	// Cells the current policy already lets GC delete by age are not the
 	// change's to lose. The age boundary is taken the way a strategy's
 	// live range is, so that an unchanged age gives empty ranges.
@@ -555,7 +557,7 @@ func newScan(s strategy, found bigtable.GCPolicy, now time.Time) scan {
 
 // filter returns the scan's filter for family, or nil when nothing can be
 // lost or resurface.
-func (sc scan) filter(family string) bigtable.Filter {
+func (sc lossScan) filter(family string) bigtable.Filter {
 	var branches [][]bigtable.Filter
 	oneARow := func(r tsRange, label string) {
 		if !r.empty() {
@@ -592,7 +594,7 @@ func (sc scan) filter(family string) bigtable.Filter {
 
 // run reads the family through data with the scan's filter and fills in
 // f's losses, resurfaced rows and scan counts.
-func (sc scan) run(ctx context.Context, data bigtable.TableAPI, f *FamilyPlan) error {
+func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, f *FamilyPlan) error {
 	filter := sc.filter(f.Family)
 	if filter == nil {
 		return nil

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cellttl/ttl"
+)
+
+// config is a parsed command line.
+type config struct {
+	project, instance, table string
+	families                 familiesFlag
+	others                   listFlag
+	timeout                  time.Duration
+
+	// ensure
+	apply, allowDataLoss, ignoreWarnings bool
+
+	// inspect
+	at         timeFlag
+	writeTimes bool
+	margin     time.Duration
+	row        string
+}
+
+// newFlagSet defines the flags of cmd on c: the common ones, then the
+// command's own. It prints nothing: parse errors are returned.
+func newFlagSet(cmd *command, c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("cellttl "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&c.project, "project", "", "Google Cloud `project` ID (required)")
+	fs.StringVar(&c.instance, "instance", "", "Bigtable `instance` ID (required)")
+	fs.StringVar(&c.table, "table", "", "`table` ID (required)")
+	fs.Var(&c.families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
+		"default:DURATION (48h, 90m, 30d) or seqnum:VERSIONS; repeat for each family")
+	fs.DurationVar(&c.timeout, "timeout", 0, "give up after this `duration` (default: no limit)")
+	if cmd.flags != nil {
+		cmd.flags(fs, c)
+	}
+	return fs
+}
+
+// parse parses a command's arguments. Flags may come before or after the
+// positional arguments; "--" ends the flags.
+func parse(cmd *command, args []string) (*config, error) {
+	c := &config{}
+	fs := newFlagSet(cmd, c)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if consumed := args[:len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	var missing []string
+	for _, f := range []struct{ name, value string }{{"project", c.project}, {"instance", c.instance}, {"table", c.table}} {
+		if f.value == "" {
+			missing = append(missing, "-"+f.name)
+		}
+	}
+	if len(c.families.strategies) == 0 {
+		missing = append(missing, "-family")
+	}
+	switch {
+	case len(missing) > 0:
+		return nil, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	case cmd.positional != "" && len(positional) == 0:
+		return nil, fmt.Errorf("missing %s", cmd.positional)
+	case cmd.positional != "" && len(positional) > 1:
+		return nil, fmt.Errorf("unexpected argument %q after %s", positional[1], cmd.positional)
+	case cmd.positional == "" && len(positional) > 0:
+		return nil, fmt.Errorf("unexpected argument %q", positional[0])
+	}
+	if cmd.positional != "" {
+		c.row = positional[0]
+	}
+	return c, nil
+}
+
+// familiesFlag collects -family NAME=SPEC values.
+type familiesFlag struct {
+	strategies map[string]ttl.Strategy
+	specs      map[string]string // NAME → SPEC as given
+	versions   map[string]int    // NAME → VERSIONS of its seqnum SPEC
+}
+
+func (f *familiesFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	names := f.names()
+	for i, n := range names {
+		names[i] = n + "=" + f.specs[n]
+	}
+	return strings.Join(names, ",")
+}
+
+// names returns the family names, sorted.
+func (f *familiesFlag) names() []string {
+	names := make([]string, 0, len(f.specs))
+	for n := range f.specs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (f *familiesFlag) Set(v string) error {
+	name, spec, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return errors.New("want NAME=onesecond, NAME=default:DURATION or NAME=seqnum:VERSIONS")
+	}
+	if _, dup := f.specs[name]; dup {
+		return fmt.Errorf("family %q given twice", name)
+	}
+	s, versions, err := parseStrategy(spec)
+	if err != nil {
+		return fmt.Errorf("family %q: %v", name, err)
+	}
+	if f.strategies == nil {
+		f.strategies, f.specs, f.versions = map[string]ttl.Strategy{}, map[string]string{}, map[string]int{}
+	}
+	f.strategies[name], f.specs[name] = s, spec
+	if versions > 0 {
+		f.versions[name] = versions
+	}
+	return nil
+}
+
+// parseStrategy parses onesecond, default:DURATION or seqnum:VERSIONS;
+// versions is VERSIONS for seqnum, 0 otherwise.
+func parseStrategy(spec string) (s ttl.Strategy, versions int, err error) {
+	kind, arg, hasArg := strings.Cut(spec, ":")
+	switch {
+	case kind == "onesecond" && !hasArg:
+		return ttl.OneSecond(), 0, nil
+	case kind == "default" && hasArg:
+		d, err := parseDuration(arg)
+		if err != nil || d <= 0 {
+			return nil, 0, fmt.Errorf("default:%s: want a positive duration such as 48h, 90m or 30d", arg)
+		}
+		return ttl.DefaultExpiration(d), 0, nil
+	case kind == "seqnum" && hasArg:
+		n, err := strconv.Atoi(arg)
+		if err != nil || n <= 0 {
+			return nil, 0, fmt.Errorf("seqnum:%s: want a positive number of versions", arg)
+		}
+		return ttl.SequenceNumbers(n), n, nil
+	}
+	return nil, 0, fmt.Errorf("strategy %q: want onesecond, default:DURATION or seqnum:VERSIONS", spec)
+}
+
+// parseDuration parses a Go duration, or a whole number of days such as
+// "30d", as cbt takes it.
+func parseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > int(time.Duration(1<<63-1)/(24*time.Hour)) {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// listFlag collects the values of a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
+}
+
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// timeFlag is an instant given as RFC 3339; the zero value means now.
+type timeFlag struct{ t time.Time }
+
+func (f *timeFlag) String() string {
+	if f == nil || f.t.IsZero() {
+		return ""
+	}
+	return f.t.Format(time.RFC3339Nano)
+}
+
+func (f *timeFlag) Set(v string) error {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return fmt.Errorf("want a time such as 2030-04-30T09:00:00Z")
+	}
+	f.t = t
+	return nil
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+)
+
+var inspectCommand = &command{
+	name:       "inspect",
+	args:       " [-other FAMILY]... [-at TIME] [-write-times] [-read-margin DURATION] ROW",
+	positional: "ROW",
+	help: `Inspect reads every cell stored in ROW, expired or not, and prints its
+timestamp (the sequence number in a seqnum family), its expiry under the
+family's strategy, the time left (the versions left in a seqnum family),
+and whether a read through the library, configured as the flags say, would
+return it, or why not.
+
+Declare the table's families without a strategy with -other, as the
+application does with ttl.OtherFamilies: cells of undeclared families are
+then not returned. Without -other, every other family is passed through.`,
+	flags: func(fs *flag.FlagSet, c *config) {
+		fs.Var(&c.others, "other", "a `family` without a strategy (ttl.OtherFamilies); repeat for each")
+		fs.Var(&c.at, "at", "judge the cells at this `time` (RFC 3339) instead of now")
+		fs.BoolVar(&c.writeTimes, "write-times", false, "the table records write times (ttl.RecordWriteTime): show them")
+		fs.DurationVar(&c.margin, "read-margin", 0, "the table's read margin (ttl.WithReadMargin)")
+	},
+	run: runInspect,
+}
+
+// cellKey identifies a cell of a row.
+type cellKey struct {
+	column string
+	ts     bigtable.Timestamp
+}
+
+func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	at := c.at.t
+	if at.IsZero() {
+		at = time.Now()
+	}
+	client, err := dataClient(ctx, c)
+	if err != nil {
+		return fail(stderr, "inspect", err)
+	}
+	defer client.Close()
+	raw := client.Open(c.table)
+	opts := []ttl.Option{ttl.WithClock(func() time.Time { return at }), ttl.WithReadMargin(c.margin)}
+	if len(c.others) > 0 {
+		opts = append(opts, ttl.OtherFamilies(c.others...))
+	}
+	var readOpts []ttl.ReadOption
+	if c.writeTimes {
+		opts = append(opts, ttl.RecordWriteTime())
+		readOpts = append(readOpts, ttl.WithWriteTimes())
+	}
+	tbl, err := ttl.NewTable(raw, c.families.strategies, opts...)
+	if err != nil {
+		return fail(stderr, "inspect", err)
+	}
+
+	stored, err := raw.ReadRow(ctx, c.row)
+	if err != nil {
+		return fail(stderr, "inspect", err)
+	}
+	if len(stored) == 0 {
+		fmt.Fprintf(stderr, "cellttl inspect: row %q not found in table %q\n", c.row, c.table)
+		return exitFailed
+	}
+	live, err := tbl.ReadRow(ctx, c.row, readOpts...)
+	if err != nil {
+		return fail(stderr, "inspect", err)
+	}
+	returned := map[cellKey]bigtable.ReadItem{}
+	for _, items := range live {
+		for _, it := range items {
+			returned[cellKey{it.Column, it.Timestamp}] = it
+		}
+	}
+
+	fmt.Fprintf(stdout, "row %q of table %q at %s\n", c.row, c.table, formatTime(at))
+	var managed []string
+	for _, name := range c.families.names() {
+		managed = append(managed, fmt.Sprintf("%s %v", name, c.families.strategies[name]))
+	}
+	others := "other families passed through"
+	if len(c.others) > 0 {
+		others = "other families: " + strings.Join(c.others, ", ") + "; undeclared ones not returned"
+	}
+	fmt.Fprintf(stdout, "families: %s; %s\n", strings.Join(managed, ", "), others)
+
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	header := "FAMILY\tCOLUMN\tTIMESTAMP\tEXPIRES\tLEFT\tREAD"
+	if c.writeTimes {
+		header += "\tWRITTEN"
+	}
+	fmt.Fprintln(w, header+"\tVALUE")
+	families := make([]string, 0, len(stored))
+	for f := range stored {
+		families = append(families, f)
+	}
+	sort.Strings(families)
+	for _, family := range families {
+		newer := map[string]int{} // cells already listed per column: newer ones
+		for _, it := range stored[family] {
+			rank := newer[it.Column]
+			newer[it.Column]++
+			got, ok := returned[cellKey{it.Column, it.Timestamp}]
+			cols := describeCell(c, tbl, family, it, rank, at, ok)
+			if c.writeTimes {
+				written := "-"
+				if t, ok := ttl.WriteTime(got); ok {
+					written = formatTime(t)
+				}
+				cols = append(cols, written)
+			}
+			cols = append(cols, quote(it.Value, 24))
+			fmt.Fprintln(w, strings.Join(cols, "\t"))
+		}
+	}
+	w.Flush()
+	return exitOK
+}
+
+// describeCell returns the FAMILY to READ columns of a stored cell; rank is
+// the number of newer cells in its column, read whether a read through the
+// library returned it.
+func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem, rank int, at time.Time, read bool) []string {
+	qualifier := strings.TrimPrefix(it.Column, family+":")
+	ts, expires, left, why := formatTime(it.Timestamp.Time()), "-", "-", ""
+	_, managed := c.families.strategies[family]
+	versions, seqnum := c.families.versions[family]
+	switch {
+	case seqnum:
+		ts = fmt.Sprintf("seq %d", it.Timestamp/1000)
+		if it.Timestamp%1000 != 0 {
+			ts = fmt.Sprintf("%dµs", it.Timestamp)
+		}
+		if n := versions - rank; n > 0 {
+			left = plural(n, "version", "versions")
+		} else {
+			left, why = "superseded", "superseded"
+		}
+	case managed:
+		exp, ok := tbl.ExpiresAt(it)
+		if !ok {
+			expires, left = "never", "forever"
+			break
+		}
+		expires = formatTime(exp)
+		switch d := exp.Sub(at); {
+		case d > 0:
+			left, why = formatDuration(d), "within the read margin"
+		default:
+			left, why = "expired "+formatDuration(-d)+" ago", "expired"
+		}
+	case len(c.others) > 0 && !contains(c.others, family):
+		why = "family not declared"
+	}
+	if managed && c.writeTimes && strings.HasPrefix(qualifier, "\xff\xffwt:") {
+		why = "write-time companion"
+	}
+	state := "yes"
+	if !read {
+		state = "no"
+		if why != "" {
+			state += ": " + why
+		}
+	}
+	return []string{family, quote([]byte(qualifier), 40), ts, expires, left, state}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// quote returns b as is when it is short printable text, and otherwise as
+// a Go string literal, cut at max bytes.
+func quote(b []byte, max int) string {
+	s, cut := string(b), ""
+	if len(s) > max {
+		s, cut = s[:max], "…"
+	}
+	plain := s != "" && utf8.ValidString(s)
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == ' ' || r == '"' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s + cut
+	}
+	return strconv.Quote(s) + cut
+}
+
+// plural returns n and the singular or plural word that follows it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// formatDuration prints d with days, to the second from a minute on, to
+// the millisecond below: "2d3h0m0s", "59.5s".
+func formatDuration(d time.Duration) string {
+	if d >= time.Minute {
+		d = d.Truncate(time.Second)
+	} else {
+		d = d.Truncate(time.Millisecond)
+	}
+	const day = 24 * time.Hour
+	switch {
+	case d < day:
+		return d.String()
+	case d%day == 0:
+		return fmt.Sprintf("%dd", d/day)
+	}
+	return fmt.Sprintf("%dd%v", d/day, d%day)
+}
+
+// formatTime prints an instant in UTC to the millisecond, Bigtable's
+// granularity.
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }

@@ -1,0 +1,178 @@
+// Command cellttl checks, sets up and inspects the column families of a
+// Bigtable table whose cells have a time to live, as the library
+// github.com/cellttl/ttl writes them.
+//
+//	cellttl check   -project P -instance I -table T -family SPEC...
+//	cellttl ensure  -project P -instance I -table T -family SPEC... [-apply] [-allow-data-loss]
+//	cellttl inspect -project P -instance I -table T -family SPEC... [-other F]... ROW
+//
+// A family SPEC is NAME=onesecond, NAME=default:DURATION or
+// NAME=seqnum:VERSIONS. Run "cellttl help" for the details.
+//
+// With BIGTABLE_EMULATOR_HOST set it talks to that emulator (still under
+// -project and -instance); otherwise to Cloud Bigtable with the
+// application default credentials.
+//
+// Exit status: 0 on success, 1 when the command failed, 2 on a bad command
+// line, 3 when check finds a mismatch or ensure refuses a change that would
+// lose data (nothing changed).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitFailed   = 1 // the command ran and failed
+	exitUsage    = 2 // bad command line
+	exitMismatch = 3 // check found a mismatch; ensure refused a change
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// A command is one of cellttl's subcommands.
+type command struct {
+	name string
+	args string // what follows the common flags in a usage line
+	help string // the paragraph "cellttl help NAME" and "cellttl NAME -h" print
+	// flags defines the command's own flags, beyond the common ones.
+	flags func(fs *flag.FlagSet, c *config)
+	// positional names the one argument besides flags, if any.
+	positional string
+	run        func(ctx context.Context, c *config, stdout, stderr io.Writer) int
+}
+
+var commands = []*command{checkCommand, ensureCommand, inspectCommand}
+
+// run runs cellttl with args (without the program name) and returns the
+// exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+		cmd := lookup(args[1])
+		if cmd == nil || len(args) > 2 {
+			fmt.Fprintf(stderr, "cellttl help: unknown command %q; commands: check, ensure, inspect\n", args[1])
+			return exitUsage
+		}
+		printHelp(stdout, cmd)
+		return exitOK
+	}
+	cmd := lookup(name)
+	if cmd == nil {
+		fmt.Fprintf(stderr, "cellttl: unknown command %q; run \"cellttl help\"\n", name)
+		return exitUsage
+	}
+	c, err := parse(cmd, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(stdout, cmd)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cellttl %s: %v\nrun \"cellttl %s -h\" for its flags\n", cmd.name, err, cmd.name)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	return cmd.run(ctx, c, stdout, stderr)
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// fail reports err from command name and returns its exit status: a
+// strategy or option the library refuses is a bad command line.
+func fail(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "cellttl %s: %v\n", name, err)
+	if errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrInvalidOption) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+// adminClient connects to the instance's table admin API.
+func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) {
+	return bigtable.NewAdminClient(ctx, c.project, c.instance)
+}
+
+// dataClient connects to the instance's data API. A command line tool
+// exports no client-side metrics.
+func dataClient(ctx context.Context, c *config) (*bigtable.Client, error) {
+	return bigtable.NewClientWithConfig(ctx, c.project, c.instance,
+		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}})
+}
+
+const usage = `cellttl checks, sets up and inspects the column families of a Bigtable
+table whose cells have a time to live (github.com/cellttl/ttl).
+
+Usage:
+  cellttl check   -project P -instance I -table T -family SPEC...
+  cellttl ensure  -project P -instance I -table T -family SPEC... [-apply] [-allow-data-loss] [-ignore-warnings]
+  cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-at TIME] ROW
+  cellttl help [COMMAND]
+
+Commands:
+  check    compare each family's GC policy with the one its strategy needs
+  ensure   create missing families and correct their GC policies (a dry run
+           unless -apply), refusing changes that would delete or hide data
+  inspect  list every cell of a row: its timestamp, its expiry, the time
+           left, and whether a read through the library returns it
+
+A family SPEC names a family and its strategy:
+  NAME=onesecond           OneSecond(): the timestamp is the expiry; GC maxage=1s
+  NAME=default:DURATION    DefaultExpiration(DURATION): cells live DURATION
+                           (48h, 90m, 30d) from their timestamp; GC maxage=DURATION
+  NAME=seqnum:VERSIONS     SequenceNumbers(VERSIONS): the newest VERSIONS cells of
+                           each column live; GC maxversions=VERSIONS
+
+The emulator: set BIGTABLE_EMULATOR_HOST=host:port; -project and -instance
+are still needed, since it keeps tables per project and instance. Without
+it cellttl uses Cloud Bigtable and the application default credentials.
+
+Exit status: 0 success; 1 the command failed; 2 bad command line; 3 check
+found a mismatch, or ensure refused a change that would lose data (nothing
+was changed).
+
+Run "cellttl help COMMAND" or "cellttl COMMAND -h" for a command's flags.
+`
+
+// printHelp prints a command's usage line, help and flags.
+func printHelp(w io.Writer, cmd *command) {
+	fmt.Fprintf(w, "Usage: cellttl %s -project P -instance I -table T -family NAME=SPEC...%s\n\n%s\n\nFlags:\n",
+		cmd.name, cmd.args, cmd.help)
+	var c config
+	fs := newFlagSet(cmd, &c)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}

@@ -1,0 +1,108 @@
+package ttl
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// TestScanFilter pins the filter EnsureFamilies scans a family with: values
+// stripped, and each branch returns at most one cell per row (the version
+// count, n+1 per column), restricted to the timestamps the change affects.
+func TestScanFilter(t *testing.T) {
+	now := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	us := func(t time.Time) int64 { return t.UnixMicro() }
+	live48h := us(now.Add(-48*time.Hour)) + 1000
+	live72h := us(now.Add(-72*time.Hour)) + 1000
+	live1s := us(now.Add(-time.Second)) + 1000
+	for _, tt := range []struct {
+		name  string
+		s     Strategy
+		found bigtable.GCPolicy
+		want  string
+	}{
+		{"OneSecond on no GC", OneSecond(), bigtable.NoGcPolicy(),
+			sprintf(`(columnRangeFilter(f,,) | strip_value() | ((timestamp_range(0,946684800000000) | cells_per_row_limit(1) | apply_label(seq)) + (timestamp_range(946684800000000,%d) | cells_per_row_limit(1) | apply_label(expired))))`,
+				us(now)+1000)},
+		{"shorter default", DefaultExpiration(48 * time.Hour), bigtable.MaxAgePolicy(72 * time.Hour),
+			sprintf(`(columnRangeFilter(f,,) | strip_value() | timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(expired))`, live72h, live48h)},
+		{"longer default", DefaultExpiration(72 * time.Hour), bigtable.MaxAgePolicy(48 * time.Hour),
+			sprintf(`(columnRangeFilter(f,,) | strip_value() | timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(back))`, live72h, live48h)},
+		{"OneSecond to default", DefaultExpiration(48 * time.Hour), bigtable.MaxAgePolicy(time.Second),
+			sprintf(`(columnRangeFilter(f,,) | strip_value() | timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(back))`, live48h, live1s)},
+		{"same age, versions dropped", DefaultExpiration(48 * time.Hour),
+			bigtable.UnionPolicy(bigtable.MaxAgePolicy(48*time.Hour), bigtable.MaxVersionsPolicy(1)), `<nil>`},
+		{"sequence numbers on no GC", SequenceNumbers(3), bigtable.NoGcPolicy(),
+			`(columnRangeFilter(f,,) | strip_value() | ((timestamp_range(946684800000000,0) | cells_per_row_limit(1) | apply_label(realtime)) + (col(*,4) | apply_label(versions))))`},
+		{"sequence numbers, fewer versions kept", SequenceNumbers(3), bigtable.MaxVersionsPolicy(2),
+			`(columnRangeFilter(f,,) | strip_value() | timestamp_range(946684800000000,0) | cells_per_row_limit(1) | apply_label(realtime))`},
+		{"sequence numbers on an age policy", SequenceNumbers(3), bigtable.MaxAgePolicy(48 * time.Hour),
+			sprintf(`(columnRangeFilter(f,,) | strip_value() | ((timestamp_range(%d,0) | cells_per_row_limit(1) | apply_label(realtime)) + (timestamp_range(%d,0) | col(*,4) | apply_label(versions))))`,
+				live48h, live48h)},
+	} {
+		got := "<nil>"
+		if f := newLossScan(tt.s.(strategy), tt.found, now).filter("f"); f != nil {
+			got = f.String()
+		}
+		if got != tt.want {
+			t.Errorf("%s: scan filter\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestDescribePolicy checks the cbt spelling of policies, intersections
+// included: the emulator stores and reports them, though its GC ignores
+// them.
+func TestDescribePolicy(t *testing.T) {
+	for _, tt := range []struct {
+		p    bigtable.GCPolicy
+		want string
+	}{
+		{nil, "missing"},
+		{bigtable.NoGcPolicy(), "never"},
+		{bigtable.MaxAgePolicy(48 * time.Hour), "maxage=2d"},
+		{bigtable.MaxAgePolicy(36 * time.Hour), "maxage=36h"},
+		{bigtable.MaxAgePolicy(90 * time.Minute), "maxage=90m"},
+		{bigtable.MaxAgePolicy(time.Second), "maxage=1s"},
+		{bigtable.MaxAgePolicy(1500 * time.Millisecond), "maxage=1500ms"},
+		{bigtable.MaxVersionsPolicy(3), "maxversions=3"},
+		{bigtable.UnionPolicy(bigtable.MaxAgePolicy(24*time.Hour), bigtable.MaxVersionsPolicy(2)), "maxage=1d or maxversions=2"},
+		{bigtable.IntersectionPolicy(bigtable.MaxAgePolicy(24*time.Hour), bigtable.MaxVersionsPolicy(2)), "maxage=1d and maxversions=2"},
+		{bigtable.UnionPolicy(bigtable.MaxVersionsPolicy(1),
+			bigtable.IntersectionPolicy(bigtable.MaxAgePolicy(24*time.Hour), bigtable.MaxVersionsPolicy(2))),
+			"maxversions=1 or (maxage=1d and maxversions=2)"},
+		{bigtable.UnionPolicy(), "never"},
+	} {
+		if got := describePolicy(tt.p); got != tt.want {
+			t.Errorf("describePolicy(%v) = %q want %q", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestGCRules checks what the data-loss rules read from a current policy.
+func TestGCRules(t *testing.T) {
+	union := bigtable.UnionPolicy(bigtable.MaxAgePolicy(72*time.Hour), bigtable.MaxVersionsPolicy(5),
+		bigtable.UnionPolicy(bigtable.MaxAgePolicy(48*time.Hour), bigtable.MaxVersionsPolicy(2)))
+	inter := bigtable.IntersectionPolicy(bigtable.MaxAgePolicy(time.Hour), bigtable.MaxVersionsPolicy(1))
+	for _, tt := range []struct {
+		p        bigtable.GCPolicy
+		age      time.Duration
+		versions int
+	}{
+		{bigtable.NoGcPolicy(), 0, 0},
+		{bigtable.MaxAgePolicy(time.Hour), time.Hour, 0},
+		{bigtable.MaxVersionsPolicy(3), 0, 3},
+		{union, 48 * time.Hour, 2},
+		{inter, 0, 0}, // needs both rules: neither deletes on its own
+	} {
+		age, _ := gcAge(tt.p)
+		versions, _ := gcVersions(tt.p)
+		if age != tt.age || versions != tt.versions {
+			t.Errorf("gcAge, gcVersions(%v) = %v, %d want %v, %d", tt.p, age, versions, tt.age, tt.versions)
+		}
+	}
+}
+
+var sprintf = fmt.Sprintf

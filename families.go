@@ -112,29 +112,17 @@ func CheckFamilies(ctx context.Context, admin *bigtable.AdminClient, table strin
 // returns their names sorted. A DefaultExpiration of a fraction of a second
 // is refused too: TableInfo reports ages in whole seconds.
 func checkedFamilies(families map[string]Strategy) ([]string, map[string]strategy, error) {
-	if len(families) == 0 {
-		return nil, nil, fmt.Errorf("%w: no family has a strategy", ErrInvalidStrategy)
+	managed, err := checkFamilies(families)
+	if err != nil {
+		return nil, nil, err
 	}
-	names := make([]string, 0, len(families))
-	managed := make(map[string]strategy, len(families))
-	for name, s := range families {
-		if err := checkFamilyName(name); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidStrategy, err)
-		}
-		own, ok := s.(strategy)
-		if !ok || isNilPointer(s) {
-			return nil, nil, fmt.Errorf("%w: family %q has strategy %#v; use OneSecond, DefaultExpiration or SequenceNumbers",
-				ErrInvalidStrategy, name, s)
-		}
-		if err := own.valid(); err != nil {
-			return nil, nil, fmt.Errorf("%w (family %q)", err, name)
-		}
+	names := make([]string, 0, len(managed))
+	for name, own := range managed {
 		if age, ok := own.GCPolicy().(bigtable.MaxAgeGCPolicy); ok && time.Duration(age)%time.Second != 0 {
 			return nil, nil, fmt.Errorf("%w: %v (family %q): the Bigtable client reports GC ages in whole seconds, so this policy cannot be checked; use a default of whole seconds",
 				ErrInvalidStrategy, own, name)
 		}
 		names = append(names, name)
-		managed[name] = own
 	}
 	sort.Strings(names)
 	return names, managed, nil

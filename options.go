@@ -160,20 +160,3 @@ var noopReadOption = bigtable.WithFullReadStats(func(*bigtable.FullReadStats) {}
 
 // rawRowFilter is the dynamic type of a bigtable.RowFilter option.
 var rawRowFilter = reflect.TypeOf(bigtable.RowFilter(bigtable.PassAllFilter()))
-
-// checkFamilyName reports a family name Bigtable would refuse:
-// [_a-zA-Z0-9][-_.a-zA-Z0-9]*.
-func checkFamilyName(name string) error {
-	if name == "" {
-		return fmt.Errorf("empty family name")
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||
-			i > 0 && (c == '-' || c == '.')
-		if !ok {
-			return fmt.Errorf("family name %q is not [_a-zA-Z0-9][-_.a-zA-Z0-9]*", name)
-		}
-	}
-	return nil
-}

@@ -60,24 +60,11 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 	if tbl == nil || isNilPointer(tbl) {
 		return nil, fmt.Errorf("%w: NewTable: nil bigtable.TableAPI", ErrNilArgument)
 	}
-	if len(families) == 0 {
-		return nil, fmt.Errorf("%w: NewTable: no family has a strategy", ErrInvalidStrategy)
+	managed, err := checkFamilies(families)
+	if err != nil {
+		return nil, fmt.Errorf("NewTable: %w", err)
 	}
-	t := &Table{tbl: tbl, now: time.Now, managed: make(map[string]strategy, len(families))}
-	for name, s := range families {
-		if err := checkFamilyName(name); err != nil {
-			return nil, fmt.Errorf("%w: NewTable: %v", ErrInvalidStrategy, err)
-		}
-		own, ok := s.(strategy)
-		if !ok || isNilPointer(s) {
-			return nil, fmt.Errorf("%w: NewTable: family %q has strategy %#v; use OneSecond, DefaultExpiration or SequenceNumbers",
-				ErrInvalidStrategy, name, s)
-		}
-		if err := own.valid(); err != nil {
-			return nil, fmt.Errorf("%w (family %q)", err, name)
-		}
-		t.managed[name] = own
-	}
+	t := &Table{tbl: tbl, now: time.Now, managed: managed}
 
 	var c config
 	for i, o := range opts {
@@ -102,19 +89,8 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 	}
 	t.margin = c.margin
 	t.writeTimes = c.writeTimes
-	managed := make(map[string]Strategy, len(t.managed))
-	for name, s := range t.managed {
-		managed[name] = s
-	}
-	t.plan = newReadPlan(managed, c.others, c.writeTimes)
+	t.plan = newReadPlan(families, c.others, c.writeTimes)
 	return t, nil
-}
-
-// isNilPointer reports whether v holds a nil pointer, which would satisfy
-// an interface and then panic when used.
-func isNilPointer(v any) bool {
-	rv := reflect.ValueOf(v)
-	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // ReadFilter returns the filter the table's reads apply at now: for each

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -299,4 +300,53 @@ func floorMillis(t time.Time) (ms int64, inRange int) {
 		return 0, +1
 	}
 	return ms, 0
+}
+
+// checkFamilies validates a map of managed families as NewTable,
+// CheckFamilies and EnsureFamilies take it: at least one family, each with
+// a name Bigtable accepts and a valid strategy of this package.
+func checkFamilies(families map[string]Strategy) (map[string]strategy, error) {
+	if len(families) == 0 {
+		return nil, fmt.Errorf("%w: no family has a strategy", ErrInvalidStrategy)
+	}
+	managed := make(map[string]strategy, len(families))
+	for name, s := range families {
+		if err := checkFamilyName(name); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidStrategy, err)
+		}
+		own, ok := s.(strategy)
+		if !ok || isNilPointer(s) {
+			return nil, fmt.Errorf("%w: family %q has strategy %#v; use OneSecond, DefaultExpiration or SequenceNumbers",
+				ErrInvalidStrategy, name, s)
+		}
+		if err := own.valid(); err != nil {
+			return nil, fmt.Errorf("%w (family %q)", err, name)
+		}
+		managed[name] = own
+	}
+	return managed, nil
+}
+
+// checkFamilyName reports a family name Bigtable would refuse:
+// [_a-zA-Z0-9][-_.a-zA-Z0-9]*.
+func checkFamilyName(name string) error {
+	if name == "" {
+		return fmt.Errorf("empty family name")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||
+			i > 0 && (c == '-' || c == '.')
+		if !ok {
+			return fmt.Errorf("family name %q is not [_a-zA-Z0-9][-_.a-zA-Z0-9]*", name)
+		}
+	}
+	return nil
+}
+
+// isNilPointer reports whether v holds a nil pointer, which would satisfy
+// an interface and then panic when used.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

@@ -146,7 +146,10 @@ func (e *Env) connect(ctx context.Context, t Target) error {
 }
 
 // ensureTable creates the table and its families, or checks that an
-// existing one is the example's own and completes it.
+// existing one is the example's own and completes it. It adds families and
+// sets policies one call each, not as ttl.EnsureFamilies creates a new
+// table (in one call): the in-process emulator starts its GC loop only
+// after a family is modified, and the examples show GC at work.
 func (e *Env) ensureTable(ctx context.Context, families map[string]ttl.Strategy, others []string) error {
 	want := make(map[string]bigtable.GCPolicy, len(families)+len(others))
 	for name, s := range families {

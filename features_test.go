@@ -46,6 +46,8 @@ func TestForever(t *testing.T) {
 		finite, err := s.Timestamp(base, ttl.Until(last))
 		require.NoError(t, err)
 		assert.Equal(t, forever-1000, finite, "%v: Until(the last millisecond)", s)
+		_, err = s.Timestamp(base, ttl.Until(last.Add(time.Millisecond)))
+		assert.ErrorIs(t, err, ttl.ErrOutOfRange, "%v: Forever's millisecond", s)
 		_, err = s.Timestamp(base, ttl.Until(last.Add(2*time.Millisecond)))
 		assert.ErrorIs(t, err, ttl.ErrOutOfRange, "%v: past the end of time", s)
 	}

@@ -20,7 +20,8 @@ var (
 
 	// ErrOutOfRange reports a timestamp outside what Bigtable accepts,
 	// 0 through [MaxTimestamp]: an expiry before 1970 or after the year
-	// 294,247, a sequence number that is negative or too large.
+	// 294,247 (whose last millisecond is kept for Forever), a sequence
+	// number that is negative or too large.
 	ErrOutOfRange = errors.New("ttl: timestamp out of range")
 
 	// ErrLifetime reports a lifetime the family cannot honour: Version in a
@@ -242,8 +243,10 @@ func (r timeRule) timestamp(now time.Time, life Lifetime, name fmt.Stringer) (bi
 	}
 	ms, inRange := floorMillis(expiry)
 	ms -= int64(r.offset / time.Millisecond)
-	if inRange != 0 || ms < 0 {
-		return 0, fmt.Errorf("%w: %v under %v expires at %v, which needs a timestamp outside 1970 to the year 294,247",
+	// The last millisecond is Forever's: a finite expiry there would read
+	// back as never expiring.
+	if inRange != 0 || ms < 0 || bigtable.Timestamp(ms*1000) >= r.forever() {
+		return 0, fmt.Errorf("%w: %v under %v expires at %v, which needs a timestamp outside 1970 to the year 294,247 (its last millisecond is Forever's)",
 			ErrOutOfRange, life, name, expiry.UTC().Format(time.RFC3339Nano))
 	}
 	return bigtable.Timestamp(ms * 1000), nil

@@ -135,6 +135,7 @@ func TestStrategies(t *testing.T) {
 				{ttl.Until(base), ttl.ErrExpired},
 				{ttl.Until(time.Time{}), ttl.ErrExpired},
 				{ttl.Until(beyond), ttl.ErrOutOfRange},
+				{ttl.Until(time.UnixMilli(maxSeq)), ttl.ErrOutOfRange}, // Forever's millisecond
 				{ttl.Until(farFuture.AddDate(100000, 0, 0)), ttl.ErrOutOfRange},
 			},
 			live: func(ws []write, i int, now time.Time) bool { return ws[i].wantTS.Time().After(now) }, // ts > now
@@ -162,6 +163,7 @@ func TestStrategies(t *testing.T) {
 				{ttl.For(time.Microsecond), ttl.ErrExpired},
 				{ttl.Until(base.Add(-time.Nanosecond)), ttl.ErrExpired},
 				{ttl.Until(beyond), ttl.ErrOutOfRange},
+				{ttl.Until(time.UnixMilli(maxSeq)), ttl.ErrOutOfRange}, // Forever's millisecond
 			},
 			live: func(ws []write, i int, now time.Time) bool { return ws[i].wantTS.Time().Add(d).After(now) }, // ts + d > now
 			probes: []time.Time{

@@ -293,3 +293,49 @@ func TestWriteTimesUndeclared(t *testing.T) {
 	_, ok = ttl.WriteTime(rows[0]["u"][0])
 	assert.False(t, ok, "no write time in a family without a strategy")
 }
+
+// TestWriteTimesLeaveOtherFamilies checks that a family without a strategy
+// is read with WithWriteTimes exactly as without it, even with qualifiers
+// that look like companions.
+func TestWriteTimesLeaveOtherFamilies(t *testing.T) {
+	tbl, _ := newTable(t, newClock(base), map[string]ttl.Strategy{"d": ttl.DefaultExpiration(time.Hour)}, []string{"meta"},
+		ttl.OtherFamilies("meta"), ttl.RecordWriteTime())
+	m := ttl.NewMutation()
+	m.Set("meta", "\xff\xffwt:k", []byte("12345678"), ttl.Default)
+	m.Set("meta", "k", []byte("v"), ttl.Default)
+	require.NoError(t, tbl.Apply(ctx, "r", m))
+	plain, err := tbl.ReadRow(ctx, "r")
+	require.NoError(t, err)
+	withTimes, err := tbl.ReadRow(ctx, "r", ttl.WithWriteTimes())
+	require.NoError(t, err)
+	assert.Equal(t, values(plain), values(withTimes))
+	assert.Len(t, withTimes["meta"], 2)
+	for _, it := range withTimes["meta"] {
+		_, ok := ttl.WriteTime(it)
+		assert.False(t, ok, "WriteTime of %q in a family without a strategy", it.Column)
+	}
+}
+
+// TestWriteTimesAfterReadModifyWrite checks that a read-modify-write that
+// replaces a cell in place (the column's newest cell is stamped in the
+// future) leaves no companion describing the old value.
+func TestWriteTimesAfterReadModifyWrite(t *testing.T) {
+	clock := newClock(base)
+	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"d": ttl.DefaultExpiration(time.Hour)}, nil, ttl.OtherFamilies(), ttl.RecordWriteTime())
+	m := ttl.NewMutation()
+	m.Set("d", "n", binary.BigEndian.AppendUint64(nil, 1), ttl.For(1000*time.Hour))
+	m.Set("d", "other", []byte("x"), ttl.Default)
+	require.NoError(t, tbl.Apply(ctx, "r", m))
+	clock.Advance(time.Minute)
+	rmw := ttl.NewReadModifyWrite()
+	rmw.Increment("d", "n", 1)
+	_, err := tbl.ApplyReadModifyWrite(ctx, "r", rmw)
+	require.NoError(t, err)
+	r, err := tbl.ReadRow(ctx, "r", ttl.WithWriteTimes())
+	require.NoError(t, err)
+	for _, it := range r["d"] {
+		_, ok := ttl.WriteTime(it)
+		assert.Equal(t, it.Column == "d:other", ok, "WriteTime(%s = %x)", it.Column, it.Value)
+	}
+}
+

@@ -65,7 +65,9 @@ func (m *Mutation) Set(family, column string, value []byte, life Lifetime) {
 
 // Replace records deleting every cell of family:column and then writing
 // value with the given lifetime, atomically: the last write wins, whatever
-// the lifetimes, and no older value resurfaces when it expires.
+// the lifetimes, and no older value resurfaces when it expires. Under
+// SequenceNumbers it deletes the column's earlier versions too: to keep
+// them, use Set.
 func (m *Mutation) Replace(family, column string, value []byte, life Lifetime) {
 	m.ops = append(m.ops, mutationOp{kind: opReplace, family: family, column: column, value: value, life: life})
 }

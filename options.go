@@ -50,11 +50,18 @@ func WithClock(now func() time.Time) Option {
 // families all share one strategy needs no family selection at all.
 // Without it the table cannot know which other families exist and passes
 // them through with a regular expression that Bigtable evaluates for every
-// cell. Once declared, cells of undeclared families are not returned and
-// writes to them fail with ErrUnknownFamily.
+// cell. Once declared, writes to undeclared families fail with
+// ErrUnknownFamily, and their cells are not returned — except in a table
+// whose managed families all share one strategy, whose filter selects no
+// family: there the declaration is trusted, and an undeclared family's
+// cells are returned when they pass that strategy's filter.
+//
+// Given more than once, OtherFamilies declares the names of every call.
 func OtherFamilies(names ...string) Option {
 	return optionFunc(func(c *config) error {
-		c.others = make([]string, 0, len(names))
+		if c.others == nil {
+			c.others = make([]string, 0, len(names))
+		}
 		for _, n := range names {
 			if err := checkFamilyName(n); err != nil {
 				return fmt.Errorf("%w: OtherFamilies: %v", ErrInvalidOption, err)
@@ -104,8 +111,10 @@ func WithReadMargin(d time.Duration) Option {
 //
 // Qualifiers starting with "\xff\xff" are then reserved in managed
 // families: writing one fails with ErrReservedColumn, and reads do not
-// return such cells. Read-modify-write cells get no companion; in a
-// DefaultExpiration family their timestamp is their write time.
+// return such cells. Every Table that reads such a family must record
+// write times too: without the option, companions are not hidden and read
+// as cells of their own. Read-modify-write cells get no companion (in a
+// DefaultExpiration family their timestamp is their write time).
 func RecordWriteTime() Option {
 	return optionFunc(func(c *config) error {
 		c.writeTimes = true

@@ -93,12 +93,27 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 	return t, nil
 }
 
+// check reports a call the table cannot make: on a Table not made by
+// NewTable, or with a nil context.
+func (t *Table) check(ctx context.Context, op string) error {
+	switch {
+	case t == nil || t.tbl == nil:
+		return fmt.Errorf("%w: %s on a Table not made by NewTable", ErrNilArgument, op)
+	case ctx == nil:
+		return fmt.Errorf("%w: %s: nil context", ErrNilArgument, op)
+	}
+	return nil
+}
+
 // ReadFilter returns the filter the table's reads apply at now: for each
 // managed family the cells its strategy keeps live at now (less the read
 // margin), and the cells of the families without a strategy unchanged.
 // Another reader can apply it to see what the Table sees; its String
 // method prints it.
 func (t *Table) ReadFilter(now time.Time) bigtable.Filter {
+	if t == nil || t.tbl == nil {
+		return bigtable.BlockAllFilter()
+	}
 	return t.plan.live(now.Add(t.margin))
 }
 
@@ -107,8 +122,8 @@ func (t *Table) ReadFilter(now time.Time) bigtable.Filter {
 // nothing and returns an error naming it. opts are passed to Bigtable
 // (bigtable.GetCondMutationResult works as usual).
 func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigtable.ApplyOption) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: Apply: nil context", ErrNilArgument)
+	if err := t.check(ctx, "Apply"); err != nil {
+		return err
 	}
 	bm, err := t.build(t.now(), m, false)
 	if err != nil {
@@ -127,8 +142,8 @@ func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigt
 // a whole (or rows and muts differ in length): no row is known to be
 // written, and every row sent has an error in errs.
 func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, opts ...bigtable.ApplyOption) (errs []error, err error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: ApplyBulk: nil context", ErrNilArgument)
+	if err := t.check(ctx, "ApplyBulk"); err != nil {
+		return nil, err
 	}
 	if len(rows) != len(muts) {
 		return nil, fmt.Errorf("%w: ApplyBulk: %d rows but %d mutations", ErrInvalidMutation, len(rows), len(muts))
@@ -188,8 +203,8 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 // ReadRow reads the live cells of one row, like bigtable.Table.ReadRow. A
 // row with no live cell is returned as nil, with no error.
 func (t *Table) ReadRow(ctx context.Context, row string, opts ...ReadOption) (bigtable.Row, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: ReadRow: nil context", ErrNilArgument)
+	if err := t.check(ctx, "ReadRow"); err != nil {
+		return nil, err
 	}
 	ropts, writeTimes, err := t.readOptions(t.now(), opts)
 	if err != nil {
@@ -199,16 +214,17 @@ func (t *Table) ReadRow(ctx context.Context, row string, opts ...ReadOption) (bi
 	if err != nil || !writeTimes {
 		return r, err
 	}
-	return attachWriteTimes(r), nil
+	return attachWriteTimes(r, t.managed), nil
 }
 
 // ReadRows reads the live cells of the rows in rs and calls f for each row
 // that has one, in order, until f returns false, like
 // bigtable.Table.ReadRows. It streams: rows are not collected.
 func (t *Table) ReadRows(ctx context.Context, rs bigtable.RowSet, f func(bigtable.Row) bool, opts ...ReadOption) error {
+	if err := t.check(ctx, "ReadRows"); err != nil {
+		return err
+	}
 	switch {
-	case ctx == nil:
-		return fmt.Errorf("%w: ReadRows: nil context", ErrNilArgument)
 	case rs == nil || isNilPointer(rs):
 		return fmt.Errorf("%w: ReadRows: nil row set", ErrNilArgument)
 	case f == nil:
@@ -222,7 +238,7 @@ func (t *Table) ReadRows(ctx context.Context, rs bigtable.RowSet, f func(bigtabl
 		return t.tbl.ReadRows(ctx, rs, f, ropts...)
 	}
 	return t.tbl.ReadRows(ctx, rs, func(r bigtable.Row) bool {
-		if r = attachWriteTimes(r); r == nil {
+		if r = attachWriteTimes(r, t.managed); r == nil {
 			return true
 		}
 		return f(r)
@@ -274,6 +290,9 @@ func (t *Table) readOptions(now time.Time, opts []ReadOption) (out []bigtable.Re
 // much earlier). It reports false for a cell that does not expire by time:
 // a Forever cell, a sequence number, a cell of a family without a strategy.
 func (t *Table) ExpiresAt(item bigtable.ReadItem) (time.Time, bool) {
+	if t == nil {
+		return time.Time{}, false
+	}
 	family, _ := splitColumn(item.Column)
 	s, ok := t.managed[family]
 	if !ok {
@@ -295,13 +314,21 @@ func (t *Table) ExpiresAt(item bigtable.ReadItem) (time.Time, bool) {
 // The server builds on the column's newest cell even when it has expired.
 // So that an expired counter restarts from zero instead of resurfacing,
 // ApplyReadModifyWrite first deletes the expired cells of the columns m
-// touches in DefaultExpiration families: two requests, not one. A cell
-// that expires between the two requests (a few milliseconds) can still be
-// built on. Cells within the read margin are not deleted: they have not
-// expired.
+// touches in DefaultExpiration families: two requests, not one. Expired is
+// judged by the table's clock, as reads judge it: a clock running ahead
+// deletes cells that early. A cell that expires between the two requests
+// (a few milliseconds) can still be built on. Cells within the read margin
+// are not deleted: they have not expired.
+//
+// Read-modify-write cells get no write-time companion. With
+// RecordWriteTime, the first request also deletes the touched columns'
+// companions: the server may replace a cell in place (when the column's
+// newest cell has a later timestamp than its clock), and a companion must
+// never describe another value, so those columns' cells report no write
+// time.
 func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadModifyWrite) (bigtable.Row, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: ApplyReadModifyWrite: nil context", ErrNilArgument)
+	if err := t.check(ctx, "ApplyReadModifyWrite"); err != nil {
+		return nil, err
 	}
 	if m == nil || len(m.ops) == 0 {
 		return nil, fmt.Errorf("%w: read-modify-write has no changes", ErrInvalidMutation)
@@ -322,11 +349,16 @@ func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadMod
 			if err := t.checkColumn(o.family, o.column); err != nil {
 				return nil, err
 			}
-			if start, ok := s.liveFrom(now); ok && start > 0 {
-				if purge == nil {
-					purge = bigtable.NewMutation()
-				}
+			start, timed := s.liveFrom(now)
+			expired := timed && start > 0
+			if purge == nil && (expired || t.writeTimes) {
+				purge = bigtable.NewMutation()
+			}
+			if expired {
 				purge.DeleteTimestampRange(o.family, o.column, 0, start)
+			}
+			if t.writeTimes {
+				purge.DeleteCellsInColumn(o.family, companionPrefix+o.column)
 			}
 		}
 		if o.isAppend {
@@ -346,8 +378,8 @@ func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadMod
 // SampleRowKeys returns a sample of the table's row keys, as
 // bigtable.Table.SampleRowKeys does.
 func (t *Table) SampleRowKeys(ctx context.Context) ([]string, error) {
-	if ctx == nil {
-		return nil, fmt.Errorf("%w: SampleRowKeys: nil context", ErrNilArgument)
+	if err := t.check(ctx, "SampleRowKeys"); err != nil {
+		return nil, err
 	}
 	return t.tbl.SampleRowKeys(ctx)
 }
@@ -477,7 +509,10 @@ func (t *Table) addUnmanaged(bm *bigtable.Mutation, now time.Time, o mutationOp)
 // checkUnmanaged reports a family the table does not know: empty, or not
 // declared when the families are.
 func (t *Table) checkUnmanaged(family, column string) error {
-	if family == "" || t.others != nil && !t.others[family] {
+	if err := checkFamilyName(family); err != nil {
+		return fmt.Errorf("%w: %v (column %q)", ErrUnknownFamily, err, column)
+	}
+	if t.others != nil && !t.others[family] {
 		return fmt.Errorf("%w: %q is neither managed nor declared with OtherFamilies (column %q)", ErrUnknownFamily, family, column)
 	}
 	return nil
@@ -490,14 +525,4 @@ func (t *Table) checkColumn(family, column string) error {
 			ErrReservedColumn, family, column)
 	}
 	return nil
-}
-
-// splitColumn splits a ReadItem's "family:qualifier".
-func splitColumn(column string) (family, qualifier string) {
-	for i := 0; i < len(column); i++ {
-		if column[i] == ':' {
-			return column[:i], column[i+1:]
-		}
-	}
-	return column, ""
 }

@@ -293,7 +293,8 @@ var badMutations = []badMutation{
 	{"negative Version", nil, func(m *ttl.Mutation) { m.Set("rev", "c", nil, ttl.Version(-1)) }, ttl.ErrOutOfRange, "Version(-1)"},
 	{"Version too large", nil, func(m *ttl.Mutation) { m.Set("rev", "c", nil, ttl.Version(1<<62)) }, ttl.ErrOutOfRange, "sequence numbers run from 0"},
 	{"For in a family without a strategy", nil, func(m *ttl.Mutation) { m.Set("meta", "c", nil, ttl.For(time.Hour)) }, ttl.ErrLifetime, `family "meta", column "c"`},
-	{"empty family", nil, func(m *ttl.Mutation) { m.Set("", "c", nil, ttl.Default) }, ttl.ErrUnknownFamily, `"" is neither managed`},
+	{"empty family", nil, func(m *ttl.Mutation) { m.Set("", "c", nil, ttl.Default) }, ttl.ErrUnknownFamily, `empty family name (column "c")`},
+	{"family name Bigtable refuses", nil, func(m *ttl.Mutation) { m.DeleteCellsInColumn("a b", "c") }, ttl.ErrUnknownFamily, `family name "a b" is not`},
 	{"undeclared family", []ttl.Option{ttl.OtherFamilies()}, func(m *ttl.Mutation) { m.Set("meta", "c", nil, ttl.Default) }, ttl.ErrUnknownFamily, `"meta" is neither managed nor declared`},
 	{"delete in undeclared family", []ttl.Option{ttl.OtherFamilies()}, func(m *ttl.Mutation) { m.DeleteCellsInFamily("meta") }, ttl.ErrUnknownFamily, `"meta"`},
 	{"within the read margin", []ttl.Option{ttl.WithReadMargin(time.Minute)}, func(m *ttl.Mutation) { m.Set("clicks", "c", nil, ttl.For(time.Minute)) }, ttl.ErrExpired, "within the read margin of 1m0s"},
@@ -848,3 +849,34 @@ func TestConcurrentUse(t *testing.T) {
 	}))
 	assert.Equal(t, 5, rows)
 }
+
+// TestZeroTable checks that a Table not made by NewTable refuses every
+// call instead of panicking.
+func TestZeroTable(t *testing.T) {
+	for _, tbl := range []*ttl.Table{nil, new(ttl.Table)} {
+		assert.ErrorIs(t, tbl.Apply(ctx, "r", set("f", "c", "v", ttl.Default)), ttl.ErrNilArgument)
+		_, err := tbl.ApplyBulk(ctx, nil, nil)
+		assert.ErrorIs(t, err, ttl.ErrNilArgument)
+		_, err = tbl.ReadRow(ctx, "r")
+		assert.ErrorIs(t, err, ttl.ErrNilArgument)
+		assert.ErrorIs(t, tbl.ReadRows(ctx, bigtable.RowList{"r"}, func(bigtable.Row) bool { return true }), ttl.ErrNilArgument)
+		_, err = tbl.ApplyReadModifyWrite(ctx, "r", ttl.NewReadModifyWrite())
+		assert.ErrorIs(t, err, ttl.ErrNilArgument)
+		_, err = tbl.SampleRowKeys(ctx)
+		assert.ErrorIs(t, err, ttl.ErrNilArgument)
+		_, ok := tbl.ExpiresAt(bigtable.ReadItem{Column: "f:c"})
+		assert.False(t, ok)
+		assert.Equal(t, bigtable.BlockAllFilter().String(), tbl.ReadFilter(base).String())
+	}
+}
+
+// TestOtherFamiliesTwice checks that the names of every OtherFamilies
+// option are declared.
+func TestOtherFamiliesTwice(t *testing.T) {
+	tbl, err := ttl.NewTable(&recorder{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.OtherFamilies("a"), ttl.OtherFamilies("b"))
+	require.NoError(t, err)
+	assert.Contains(t, tbl.ReadFilter(base).String(), "columnRangeFilter(a,,) + columnRangeFilter(b,,)")
+	_, err = ttl.NewTable(&recorder{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.OtherFamilies("a"), ttl.OtherFamilies("a"))
+	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
+}
+

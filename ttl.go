@@ -353,3 +353,13 @@ func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
+
+// splitColumn splits a ReadItem's "family:qualifier".
+func splitColumn(column string) (family, qualifier string) {
+	for i := 0; i < len(column); i++ {
+		if column[i] == ':' {
+			return column[:i], column[i+1:]
+		}
+	}
+	return column, ""
+}

@@ -41,15 +41,19 @@ func encodeWriteTime(now time.Time) []byte {
 	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(now.UnixMicro()))
 }
 
-// attachWriteTimes removes the companion cells from a row read with them,
-// labels each data cell with its companion's write time, and returns nil
-// for a row left with no data cell.
-func attachWriteTimes(r bigtable.Row) bigtable.Row {
+// attachWriteTimes removes the companion cells of the managed families from
+// a row read with them, labels each data cell with its companion's write
+// time, and returns nil for a row left with no data cell. Other families,
+// which have no companions, are left as they are.
+func attachWriteTimes(r bigtable.Row, managed map[string]strategy) bigtable.Row {
 	type key struct {
 		column string
 		ts     bigtable.Timestamp
 	}
 	for family, items := range r {
+		if _, ok := managed[family]; !ok {
+			continue
+		}
 		var written map[key]int64
 		data := items[:0:0]
 		for _, it := range items {

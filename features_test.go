@@ -338,4 +338,3 @@ func TestWriteTimesAfterReadModifyWrite(t *testing.T) {
 		assert.Equal(t, it.Column == "d:other", ok, "WriteTime(%s = %x)", it.Column, it.Value)
 	}
 }
-

@@ -879,4 +879,3 @@ func TestOtherFamiliesTwice(t *testing.T) {
 	_, err = ttl.NewTable(&recorder{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.OtherFamilies("a"), ttl.OtherFamilies("a"))
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
 }
-

@@ -62,6 +62,14 @@ type Plan struct {
 //     strategy's live range (ts + d ≤ now; under OneSecond ts ≤ now),
 //     which reads hide at once and the policy MaxAge(d) deletes. A
 //     sequence number (a timestamp before 2000) is such a cell.
+//   - to OneSecond or DefaultExpiration(d) from a policy whose age a is
+//     longer than the strategy's own (MaxAge(a) with a > d; a > 1s for
+//     OneSecond): a live cell, which lived until ts + a and now expires
+//     a − d earlier (a earlier under OneSecond), before the expiry it was
+//     written with. Cells stamped from MaxTimestamp − a on, Forever under
+//     the old age, still expire in the year 294,000 and do not count.
+//     From a policy without an age rule (no GC, a version limit) nothing
+//     moves: cells written with their write times live d from then.
 //   - to SequenceNumbers(n): a cell stamped in 2000 or later, which would
 //     outrank every sequence number written after it, and, unless the
 //     current policy already keeps at most n versions, a column with more
@@ -207,8 +215,9 @@ func (f FamilyPlan) resurfaced() string {
 //   - SequenceNumbers on a family holding real-time timestamps (from the
 //     year 2000 on), or an age-based policy on a family holding sequence
 //     numbers;
-//   - a shorter default on a DefaultExpiration family: the cells that
-//     would expire at once.
+//   - a shorter default on a DefaultExpiration family, or OneSecond on
+//     one: the cells that would expire at once, and the live cells whose
+//     expiries would move earlier by the difference.
 //
 // Such a change is refused unless opts.AllowDataLoss is set: then nothing
 // at all is changed, and the error wraps ErrDataLoss and names each

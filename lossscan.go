@@ -38,6 +38,7 @@ const (
 	labelRealTime = "realtime" // real timestamps in a sequence-number family
 	labelVersions = "versions" // newest n+1 versions of each column
 	labelBack     = "back"     // expired cells the new strategy reads as live
+	labelEarlier  = "earlier"  // live cells whose expiry moves earlier
 )
 
 // A Loss is one kind of cell that a change of GC policy would delete or
@@ -122,11 +123,14 @@ func gcVersions(p bigtable.GCPolicy) (int, bool) {
 // the strategy s would delete, hide, or read as live again, at now.
 type lossScan struct {
 	s       strategy
-	timed   bool    // s is OneSecond or DefaultExpiration
-	seq     tsRange // time strategies: sequence numbers the age rule deletes
-	expired tsRange // time strategies: real timestamps expired at once
-	back    tsRange // time strategies: cells GC may already delete, live again
-	real    tsRange // SequenceNumbers: real-time timestamps
+	timed   bool          // s is OneSecond or DefaultExpiration
+	seq     tsRange       // time strategies: sequence numbers the age rule deletes
+	expired tsRange       // time strategies: real timestamps expired at once
+	back    tsRange       // time strategies: cells GC may already delete, live again
+	earlier tsRange       // time strategies: live cells whose expiry moves earlier
+	age     time.Duration // the age found, when earlier is not empty
+	shift   time.Duration // how much earlier, when earlier is not empty
+	real    tsRange       // SequenceNumbers: real-time timestamps
 	from    bigtable.Timestamp
 	n       int // SequenceNumbers(n) when versions must be counted, else 0
 }
@@ -137,7 +141,8 @@ func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 	// change's to lose. The age boundary is taken the way a strategy's
 	// live range is, so that an unchanged age gives empty ranges.
 	var doomed bigtable.Timestamp
-	if age, ok := gcAge(found); ok {
+	age, aged := gcAge(found)
+	if aged {
 		doomed = timeRule{offset: age}.liveFrom(now)
 	}
 	sc.from = doomed
@@ -146,6 +151,16 @@ func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 		sc.seq = tsRange{lo: doomed, hi: min(live, realTime)}
 		sc.expired = tsRange{lo: max(doomed, realTime), hi: live}
 		sc.back = tsRange{lo: live, hi: doomed}
+		// Under the age found, a cell stamped ts lives until ts + age;
+		// under s, until ts + offset. A shorter offset hides and deletes
+		// every live cell before the expiry it was written with. The cells
+		// from the old age's Forever on still expire in the year 294,000
+		// under s: they are not counted. maxage=1s is OneSecond's own
+		// policy, so the age is compared with s's own age.
+		if own, _ := gcAge(s.GCPolicy()); aged && age > own {
+			sc.earlier = tsRange{lo: max(live, realTime), hi: timeRule{offset: age}.forever()}
+			sc.age, sc.shift = age, age-offset(s)
+		}
 		return sc
 	}
 	sc.real = tsRange{lo: max(doomed, realTime), open: true}
@@ -154,6 +169,15 @@ func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 		sc.n = n
 	}
 	return sc
+}
+
+// offset returns the offset of a time strategy's rule (see timeRule): d
+// for DefaultExpiration(d), 0 for OneSecond.
+func offset(s strategy) time.Duration {
+	if d, ok := s.(defaultExpiration); ok {
+		return d.d
+	}
+	return 0
 }
 
 // filter returns the scan's filter for family, or nil when nothing can be
@@ -169,6 +193,7 @@ func (sc lossScan) filter(family string) bigtable.Filter {
 		oneARow(sc.seq, labelSequence)
 		oneARow(sc.expired, labelExpired)
 		oneARow(sc.back, labelBack)
+		oneARow(sc.earlier, labelEarlier)
 	} else {
 		oneARow(sc.real, labelRealTime)
 		if sc.n > 0 {
@@ -201,10 +226,10 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, family strin
 	if filter == nil {
 		return f, nil
 	}
-	var seq, expired, real, versions int
+	var seq, expired, earlier, real, versions int
 	count := func(r bigtable.Row) bool {
 		f.scan.RowsReturned++
-		var isSeq, isExpired, isReal, isBack bool
+		var isSeq, isExpired, isEarlier, isReal, isBack bool
 		var perColumn map[string]int
 		tooMany := false
 		for _, items := range r {
@@ -220,6 +245,8 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, family strin
 						isReal = true
 					case labelBack:
 						isBack = true
+					case labelEarlier:
+						isEarlier = true
 					case labelVersions:
 						if perColumn == nil {
 							perColumn = map[string]int{}
@@ -236,6 +263,9 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, family strin
 		if isExpired {
 			expired++
 		}
+		if isEarlier {
+			earlier++
+		}
 		if isReal {
 			real++
 		}
@@ -245,7 +275,7 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, family strin
 		if isBack {
 			f.resurfaced++
 		}
-		if isSeq || isExpired || isReal || tooMany {
+		if isSeq || isExpired || isEarlier || isReal || tooMany {
 			f.rows++
 		}
 		return true
@@ -277,6 +307,11 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, family strin
 				rows, span, sc.s)
 		}
 		f.losses = append(f.losses, Loss{Rows: expired, Reason: reason})
+	}
+	if earlier > 0 {
+		f.losses = append(f.losses, Loss{Rows: earlier, Reason: fmt.Sprintf(
+			"%s cells whose expiries move %s earlier under %v than under maxage=%s",
+			plural(earlier, "row holds", "rows hold"), formatAge(sc.shift), sc.s, formatAge(sc.age))})
 	}
 	if real > 0 {
 		f.losses = append(f.losses, Loss{Rows: real, Reason: fmt.Sprintf(

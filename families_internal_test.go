@@ -2,6 +2,7 @@ package ttl
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -44,6 +45,8 @@ func TestScanFilter(t *testing.T) {
 			bigtable.UnionPolicy(bigtable.MaxAgePolicy(48*time.Hour), bigtable.MaxVersionsPolicy(1)), `<nil>`},
 		{"sequence numbers on no GC", SequenceNumbers(3), bigtable.NoGcPolicy(),
 			`(columnRangeFilter(f,,) | strip_value() | ((timestamp_range(946684800000000,0) | cells_per_row_limit(1) | apply_label(realtime)) + (col(*,4) | apply_label(versions))))`},
+		{"sequence numbers, the most versions", SequenceNumbers(math.MaxInt32), bigtable.NoGcPolicy(),
+			`(columnRangeFilter(f,,) | strip_value() | timestamp_range(946684800000000,0) | cells_per_row_limit(1) | apply_label(realtime))`},
 		{"sequence numbers, fewer versions kept", SequenceNumbers(3), bigtable.MaxVersionsPolicy(2),
 			`(columnRangeFilter(f,,) | strip_value() | timestamp_range(946684800000000,0) | cells_per_row_limit(1) | apply_label(realtime))`},
 		{"sequence numbers on an age policy", SequenceNumbers(3), bigtable.MaxAgePolicy(48 * time.Hour),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -225,6 +226,14 @@ func TestEnsureFamiliesChange(t *testing.T) {
 			cells: append(append(versions("r1", "a", 1, 5), versions("r2", "a", 1, 3)...), append(versions("r2", "b", 1, 4), versions("r3", "a", 1, 1)...)...),
 			lost:  2, returned: 4 + 3 + 4 + 1, // up to 4 versions a column
 			losses: []string{"2 rows have columns with more than 3 versions, whose oldest maxversions=3 deletes"},
+		},
+		{
+			// No column can hold more than math.MaxInt32 versions: they are
+			// not counted (n+1 would not fit the filter's int32).
+			name: "sequence numbers, the most versions", strategy: ttl.SequenceNumbers(math.MaxInt32),
+			cells: append(versions("r1", "a", 1, 3), stored{"r2", "a", at(-h)}),
+			lost:  1, returned: 1,
+			losses: []string{"1 row holds real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under maxversions=2147483647 would delete the versions written after them"},
 		},
 		{
 			name: "sequence numbers with fewer versions kept", found: bigtable.MaxVersionsPolicy(3), strategy: ttl.SequenceNumbers(5),

@@ -3,6 +3,7 @@ package ttl
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -164,8 +165,11 @@ func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 		return sc
 	}
 	sc.real = tsRange{lo: max(doomed, realTime), open: true}
+	// For n = math.MaxInt32, n+1 does not fit the filter's int32 (the
+	// server refuses it), and no row holds 2³¹ cells of one column:
+	// versions are not counted.
 	n := int(s.GCPolicy().(bigtable.MaxVersionsGCPolicy))
-	if kept, ok := gcVersions(found); !ok || kept > n {
+	if kept, ok := gcVersions(found); (!ok || kept > n) && n < math.MaxInt32 {
 		sc.n = n
 	}
 	return sc

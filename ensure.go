@@ -165,9 +165,9 @@ func (p *Plan) state() string {
 		s = fmt.Sprintf("%s made", plural(done, "change", "changes"))
 	}
 	if p.CreateTable {
-		verb := "created"
-		if !p.Families[0].Done {
-			verb = "to create"
+		verb := "to create"
+		if done > 0 {
+			verb = "created"
 		}
 		s = "table does not exist, " + verb + " with its families; " + s
 	}

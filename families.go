@@ -35,8 +35,11 @@ type FamilyStatus struct {
 func (s FamilyStatus) Exists() bool { return s.Found != nil }
 
 // Matches reports whether the family exists with exactly the policy its
-// strategy needs. Any other policy, stricter or looser, is a mismatch.
-func (s FamilyStatus) Matches() bool { return s.Found != nil && s.Found.String() == s.Want.String() }
+// strategy needs. Any other policy, stricter or looser, is a mismatch; so
+// is a status without a Want.
+func (s FamilyStatus) Matches() bool {
+	return s.Found != nil && s.Want != nil && s.Found.String() == s.Want.String()
+}
 
 // Policies returns the policy found and the policy wanted, spelled as cbt
 // setgcpolicy takes them: "maxage=2d", "maxversions=3",

@@ -131,6 +131,22 @@ func TestCheckFamilies(t *testing.T) {
 	assert.False(t, statuses[0].Exists())
 }
 
+// TestFamiliesHandBuilt checks that statuses and plans built by hand, not
+// returned by the calls, print and compare without panicking.
+func TestFamiliesHandBuilt(t *testing.T) {
+	noWant := ttl.FamilyStatus{Family: "f", Found: bigtable.NoGcPolicy()}
+	assert.False(t, noWant.Matches(), "no policy wanted")
+	assert.False(t, ttl.FamilyStatus{}.Matches())
+	assert.Equal(t, `family "f" (<nil>): found never, want missing`, noWant.String())
+
+	plan := &ttl.Plan{Table: "t", Now: base, CreateTable: true}
+	assert.Equal(t, `table "t" at 2030-04-30T09:00:00.000Z: table does not exist, to create with its families; every family matches its strategy, nothing to change
+FAMILY  STRATEGY  FOUND  WANT  ACTION  ROWS LOST
+`, plan.String())
+	plan.Families = []ttl.FamilyPlan{{FamilyStatus: noWant}}
+	assert.Contains(t, plan.String(), "\nf       <nil>     never  missing  change  0\n")
+}
+
 // TestFamiliesRefuseBadArguments checks that both calls refuse what
 // NewTable refuses, and a default they cannot check.
 func TestFamiliesRefuseBadArguments(t *testing.T) {

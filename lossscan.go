@@ -160,7 +160,7 @@ func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 		// policy, so the age is compared with s's own age.
 		if own, _ := gcAge(s.GCPolicy()); aged && age > own {
 			sc.earlier = tsRange{lo: max(live, realTime), hi: timeRule{offset: age}.forever()}
-			sc.age, sc.shift = age, age-offset(s)
+			sc.age, sc.shift = age, age-ruleOffset(s)
 		}
 		return sc
 	}
@@ -175,9 +175,9 @@ func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 	return sc
 }
 
-// offset returns the offset of a time strategy's rule (see timeRule): d
+// ruleOffset returns the offset of a time strategy's rule (see timeRule): d
 // for DefaultExpiration(d), 0 for OneSecond.
-func offset(s strategy) time.Duration {
+func ruleOffset(s strategy) time.Duration {
 	if d, ok := s.(defaultExpiration); ok {
 		return d.d
 	}

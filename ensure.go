@@ -62,6 +62,14 @@ type Plan struct {
 //     strategy's live range (ts + d ≤ now; under OneSecond ts ≤ now),
 //     which reads hide at once and the policy MaxAge(d) deletes. A
 //     sequence number (a timestamp before 2000) is such a cell.
+//   - to OneSecond or DefaultExpiration(d) from a policy whose age a is
+//     longer than the strategy's own (MaxAge(a) with a > d; a > 1s for
+//     OneSecond): a live cell, which lived until ts + a and now expires
+//     a − d earlier (a earlier under OneSecond), before the expiry it was
+//     written with. Cells stamped from MaxTimestamp − a on, Forever under
+//     the old age, still expire in the year 294,000 and do not count.
+//     From a policy without an age rule (no GC, a version limit) nothing
+//     moves: cells written with their write times live d from then.
 //   - to SequenceNumbers(n): a cell stamped in 2000 or later, which would
 //     outrank every sequence number written after it, and, unless the
 //     current policy already keeps at most n versions, a column with more
@@ -70,9 +78,14 @@ type FamilyPlan struct {
 	FamilyStatus
 
 	// Rows is the number of rows holding cells that the change would
-	// delete or hide; Losses says which cells, and why. Zero for a change
-	// that loses nothing, and for a family kept or created.
-	Rows   int
+	// delete or hide. Zero for a change that loses nothing, and for a
+	// family kept or created.
+	Rows int
+
+	// Losses says which cells the change would delete or hide, and why:
+	// one entry for each kind of cell found, with the rows that hold it.
+	// A row can hold several kinds, so their rows may add up to more
+	// than Rows. Empty when Rows is zero.
 	Losses []Loss
 
 	// Resurfaced is the number of rows holding cells that the current
@@ -91,31 +104,6 @@ type FamilyPlan struct {
 
 	// Done reports that the family was created or changed.
 	Done bool
-}
-
-// A Loss is one kind of cell that a change would delete or hide, and the
-// number of rows that hold such cells.
-type Loss struct {
-	// Rows is the number of rows that hold such cells.
-	Rows int
-	// Reason says which cells and what the change would do to them, such
-	// as "3 rows hold cells stamped up to …, which would expire at once
-	// under DefaultExpiration(168h0m0s)".
-	Reason string
-}
-
-// Scan counts what EnsureFamilies read to find the cells a change affects.
-// It reads each family with one server-side filter that strips values and
-// returns at most one cell per row and kind of cell (up to n+1 per column
-// when a change to SequenceNumbers(n) must count versions). The server
-// still reads every cell of the table: the filter selects the family, not
-// a row range.
-type Scan struct {
-	Reads         int // ReadRows requests
-	RowsSeen      int // rows the server read, as it reports them
-	CellsSeen     int // cells the server read, as it reports them
-	RowsReturned  int
-	CellsReturned int
 }
 
 // String returns the plan as a table a person can read, one family a line,
@@ -177,9 +165,9 @@ func (p *Plan) state() string {
 		s = fmt.Sprintf("%s made", plural(done, "change", "changes"))
 	}
 	if p.CreateTable {
-		verb := "created"
-		if !p.Families[0].Done {
-			verb = "to create"
+		verb := "to create"
+		if done > 0 {
+			verb = "created"
 		}
 		s = "table does not exist, " + verb + " with its families; " + s
 	}
@@ -227,8 +215,9 @@ func (f FamilyPlan) resurfaced() string {
 //   - SequenceNumbers on a family holding real-time timestamps (from the
 //     year 2000 on), or an age-based policy on a family holding sequence
 //     numbers;
-//   - a shorter default on a DefaultExpiration family: the cells that
-//     would expire at once.
+//   - a shorter default on a DefaultExpiration family, or OneSecond on
+//     one: the cells that would expire at once, and the live cells whose
+//     expiries would move earlier by the difference.
 //
 // Such a change is refused unless opts.AllowDataLoss is set: then nothing
 // at all is changed, and the error wraps ErrDataLoss and names each
@@ -271,8 +260,9 @@ func EnsureFamilies(ctx context.Context, admin *bigtable.AdminClient, table stri
 		if !st.Exists() || st.Matches() {
 			continue
 		}
-		sc := newLossScan(managed[st.Family], st.Found, plan.Now)
-		if err := sc.run(ctx, data, f); err != nil {
+		found, err := newLossScan(managed[st.Family], st.Found, plan.Now).run(ctx, data, st.Family)
+		f.Rows, f.Losses, f.Resurfaced, f.Scan = found.rows, found.losses, found.resurfaced, found.scan
+		if err != nil {
 			return plan, fmt.Errorf("ttl: table %q: scanning family %q: %w", table, st.Family, err)
 		}
 		if f.Rows > 0 && !opts.AllowDataLoss {

@@ -35,8 +35,11 @@ type FamilyStatus struct {
 func (s FamilyStatus) Exists() bool { return s.Found != nil }
 
 // Matches reports whether the family exists with exactly the policy its
-// strategy needs. Any other policy, stricter or looser, is a mismatch.
-func (s FamilyStatus) Matches() bool { return s.Found != nil && s.Found.String() == s.Want.String() }
+// strategy needs. Any other policy, stricter or looser, is a mismatch; so
+// is a status without a Want.
+func (s FamilyStatus) Matches() bool {
+	return s.Found != nil && s.Want != nil && s.Found.String() == s.Want.String()
+}
 
 // Policies returns the policy found and the policy wanted, spelled as cbt
 // setgcpolicy takes them: "maxage=2d", "maxversions=3",
@@ -148,44 +151,6 @@ func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string
 		statuses[i] = FamilyStatus{Family: name, Strategy: s, Found: found[name], Want: s.GCPolicy()}
 	}
 	return statuses, exists, nil
-}
-
-// gcAge returns the shortest age after which policy p lets GC delete a cell
-// on its own, and false when no rule of p does: no GC, a version limit, an
-// intersection (which needs all its rules; the emulator ignores it).
-func gcAge(p bigtable.GCPolicy) (time.Duration, bool) {
-	switch p := p.(type) {
-	case bigtable.MaxAgeGCPolicy:
-		return time.Duration(p), true
-	case bigtable.UnionGCPolicy:
-		var shortest time.Duration
-		found := false
-		for _, c := range p.Children {
-			if a, ok := gcAge(c); ok && (!found || a < shortest) {
-				shortest, found = a, true
-			}
-		}
-		return shortest, found
-	}
-	return 0, false
-}
-
-// gcVersions returns the fewest versions of a column that policy p keeps,
-// and false when no rule of p limits versions on its own.
-func gcVersions(p bigtable.GCPolicy) (int, bool) {
-	switch p := p.(type) {
-	case bigtable.MaxVersionsGCPolicy:
-		return int(p), true
-	case bigtable.UnionGCPolicy:
-		fewest, found := 0, false
-		for _, c := range p.Children {
-			if n, ok := gcVersions(c); ok && (!found || n < fewest) {
-				fewest, found = n, true
-			}
-		}
-		return fewest, found
-	}
-	return 0, false
 }
 
 // describePolicy spells a GC policy as cbt setgcpolicy takes it:

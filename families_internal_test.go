@@ -2,13 +2,14 @@ package ttl
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/bigtable"
 )
 
-// TestScanFilter pins the filter EnsureFamilies scans a family with: values
+// TestScanFilter pins the filter a family is scanned with: values
 // stripped, and each branch returns at most one cell per row (the version
 // count, n+1 per column), restricted to the timestamps the change affects.
 func TestScanFilter(t *testing.T) {
@@ -17,6 +18,8 @@ func TestScanFilter(t *testing.T) {
 	live48h := us(now.Add(-48*time.Hour)) + 1000
 	live72h := us(now.Add(-72*time.Hour)) + 1000
 	live1s := us(now.Add(-time.Second)) + 1000
+	forever48h := int64(MaxTimestamp) - (48 * time.Hour).Microseconds()
+	forever72h := int64(MaxTimestamp) - (72 * time.Hour).Microseconds()
 	for _, tt := range []struct {
 		name  string
 		s     Strategy
@@ -27,7 +30,13 @@ func TestScanFilter(t *testing.T) {
 			sprintf(`(columnRangeFilter(f,,) | strip_value() | ((timestamp_range(0,946684800000000) | cells_per_row_limit(1) | apply_label(seq)) + (timestamp_range(946684800000000,%d) | cells_per_row_limit(1) | apply_label(expired))))`,
 				us(now)+1000)},
 		{"shorter default", DefaultExpiration(48 * time.Hour), bigtable.MaxAgePolicy(72 * time.Hour),
-			sprintf(`(columnRangeFilter(f,,) | strip_value() | timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(expired))`, live72h, live48h)},
+			sprintf(`(columnRangeFilter(f,,) | strip_value() | ((timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(expired)) + (timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(earlier))))`,
+				live72h, live48h, live48h, forever72h)},
+		{"OneSecond on an age policy", OneSecond(), bigtable.MaxAgePolicy(48 * time.Hour),
+			sprintf(`(columnRangeFilter(f,,) | strip_value() | ((timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(expired)) + (timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(earlier))))`,
+				live48h, us(now)+1000, us(now)+1000, forever48h)},
+		{"OneSecond, versions dropped", OneSecond(), bigtable.UnionPolicy(bigtable.MaxAgePolicy(time.Second), bigtable.MaxVersionsPolicy(1)),
+			sprintf(`(columnRangeFilter(f,,) | strip_value() | timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(expired))`, live1s, us(now)+1000)},
 		{"longer default", DefaultExpiration(72 * time.Hour), bigtable.MaxAgePolicy(48 * time.Hour),
 			sprintf(`(columnRangeFilter(f,,) | strip_value() | timestamp_range(%d,%d) | cells_per_row_limit(1) | apply_label(back))`, live72h, live48h)},
 		{"OneSecond to default", DefaultExpiration(48 * time.Hour), bigtable.MaxAgePolicy(time.Second),
@@ -36,6 +45,8 @@ func TestScanFilter(t *testing.T) {
 			bigtable.UnionPolicy(bigtable.MaxAgePolicy(48*time.Hour), bigtable.MaxVersionsPolicy(1)), `<nil>`},
 		{"sequence numbers on no GC", SequenceNumbers(3), bigtable.NoGcPolicy(),
 			`(columnRangeFilter(f,,) | strip_value() | ((timestamp_range(946684800000000,0) | cells_per_row_limit(1) | apply_label(realtime)) + (col(*,4) | apply_label(versions))))`},
+		{"sequence numbers, the most versions", SequenceNumbers(math.MaxInt32), bigtable.NoGcPolicy(),
+			`(columnRangeFilter(f,,) | strip_value() | timestamp_range(946684800000000,0) | cells_per_row_limit(1) | apply_label(realtime))`},
 		{"sequence numbers, fewer versions kept", SequenceNumbers(3), bigtable.MaxVersionsPolicy(2),
 			`(columnRangeFilter(f,,) | strip_value() | timestamp_range(946684800000000,0) | cells_per_row_limit(1) | apply_label(realtime))`},
 		{"sequence numbers on an age policy", SequenceNumbers(3), bigtable.MaxAgePolicy(48 * time.Hour),

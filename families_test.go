@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -130,6 +131,22 @@ func TestCheckFamilies(t *testing.T) {
 	assert.False(t, statuses[0].Exists())
 }
 
+// TestFamiliesHandBuilt checks that statuses and plans built by hand, not
+// returned by the calls, print and compare without panicking.
+func TestFamiliesHandBuilt(t *testing.T) {
+	noWant := ttl.FamilyStatus{Family: "f", Found: bigtable.NoGcPolicy()}
+	assert.False(t, noWant.Matches(), "no policy wanted")
+	assert.False(t, ttl.FamilyStatus{}.Matches())
+	assert.Equal(t, `family "f" (<nil>): found never, want missing`, noWant.String())
+
+	plan := &ttl.Plan{Table: "t", Now: base, CreateTable: true}
+	assert.Equal(t, `table "t" at 2030-04-30T09:00:00.000Z: table does not exist, to create with its families; every family matches its strategy, nothing to change
+FAMILY  STRATEGY  FOUND  WANT  ACTION  ROWS LOST
+`, plan.String())
+	plan.Families = []ttl.FamilyPlan{{FamilyStatus: noWant}}
+	assert.Contains(t, plan.String(), "\nf       <nil>     never  missing  change  0\n")
+}
+
 // TestFamiliesRefuseBadArguments checks that both calls refuse what
 // NewTable refuses, and a default they cannot check.
 func TestFamiliesRefuseBadArguments(t *testing.T) {
@@ -227,6 +244,14 @@ func TestEnsureFamiliesChange(t *testing.T) {
 			losses: []string{"2 rows have columns with more than 3 versions, whose oldest maxversions=3 deletes"},
 		},
 		{
+			// No column can hold more than math.MaxInt32 versions: they are
+			// not counted (n+1 would not fit the filter's int32).
+			name: "sequence numbers, the most versions", strategy: ttl.SequenceNumbers(math.MaxInt32),
+			cells: append(versions("r1", "a", 1, 3), stored{"r2", "a", at(-h)}),
+			lost:  1, returned: 1,
+			losses: []string{"1 row holds real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under maxversions=2147483647 would delete the versions written after them"},
+		},
+		{
 			name: "sequence numbers with fewer versions kept", found: bigtable.MaxVersionsPolicy(3), strategy: ttl.SequenceNumbers(5),
 			cells: versions("r1", "a", 1, 3),
 		},
@@ -237,10 +262,34 @@ func TestEnsureFamiliesChange(t *testing.T) {
 			losses: []string{"1 row holds real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under maxversions=2 would delete the versions written after them"},
 		},
 		{
+			// The cell of r2 is live under both, but its expiry moves a day
+			// earlier. The Forever cell of the old age still expires in the
+			// year 294,000 under the new one: not counted.
 			name: "shorter default", found: bigtable.MaxAgePolicy(72 * h), strategy: ttl.DefaultExpiration(48 * h),
-			cells: []stored{{"r1", "a", at(-60 * h)}, {"r2", "a", at(-10 * h)}, {"r3", "a", at(-100 * h)}, {"r4", "a", at(-48 * h)}},
-			lost:  2, returned: 2,
-			losses: []string{"2 rows hold cells stamped 2030-04-27T09:00:00.001Z to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)"},
+			cells: []stored{{"r1", "a", at(-60 * h)}, {"r2", "a", at(-10 * h)}, {"r3", "a", at(-100 * h)}, {"r4", "a", at(-48 * h)},
+				{"r5", "a", ttl.MaxTimestamp - bigtable.Timestamp(72*h/time.Microsecond)}},
+			lost: 3, returned: 3,
+			losses: []string{
+				"2 rows hold cells stamped 2030-04-27T09:00:00.001Z to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)",
+				"1 row holds cells whose expiries move 1d earlier under DefaultExpiration(48h0m0s) than under maxage=3d",
+			},
+		},
+		{
+			name: "one second on an age policy", found: bigtable.MaxAgePolicy(48 * h), strategy: ttl.OneSecond(),
+			cells: []stored{{"r1", "a", at(-h)}, {"r2", "a", at(24 * h)}, {"r2", "b", at(-72 * h)}, {"r3", "a", at(-72 * h)},
+				{"r4", "a", ttl.MaxTimestamp - bigtable.Timestamp(48*h/time.Microsecond)}},
+			lost: 2, returned: 2,
+			losses: []string{
+				"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expiries already past: hidden at once, deleted by GC within seconds",
+				"1 row holds cells whose expiries move 2d earlier under OneSecond() than under maxage=2d",
+			},
+		},
+		{
+			// maxage=1s is OneSecond's own age: dropping the version limit
+			// moves no expiry.
+			name: "one second, version limit dropped", found: bigtable.UnionPolicy(bigtable.MaxAgePolicy(time.Second), bigtable.MaxVersionsPolicy(1)),
+			strategy: ttl.OneSecond(),
+			cells:    []stored{{"r1", "a", at(h)}, {"r2", "a", at(365 * 24 * h)}},
 		},
 		{
 			name: "default expiration on real timestamps", strategy: ttl.DefaultExpiration(48 * h),
@@ -249,8 +298,10 @@ func TestEnsureFamiliesChange(t *testing.T) {
 			losses: []string{"1 row holds cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)"},
 		},
 		{
+			// Without an age rule, nothing expired before: the cells now
+			// live 48h from their timestamps, future ones included.
 			name: "default expiration on recent timestamps", strategy: ttl.DefaultExpiration(48 * h),
-			cells: []stored{{"r1", "a", at(-47 * h)}, {"r2", "a", at(-h)}},
+			cells: []stored{{"r1", "a", at(-47 * h)}, {"r2", "a", at(-h)}, {"r3", "a", at(24 * h)}},
 		},
 		{
 			name: "longer default", found: bigtable.MaxAgePolicy(48 * h), strategy: ttl.DefaultExpiration(72 * h),
@@ -336,6 +387,61 @@ func TestEnsureFamiliesChange(t *testing.T) {
 			_, err = ttl.CheckFamilies(ctx, e.admin, "t", fams)
 			assert.NoError(t, err)
 			assert.Equal(t, before["other"], policies(t, e.admin, "t")["other"])
+		})
+	}
+}
+
+// TestEnsureFamiliesShortensLifetimes checks that a change that moves the
+// expiries of live cells earlier is refused, though the cells stay live:
+// they would be hidden and deleted before the expiry they were written
+// with. The cells are written through a Table under DefaultExpiration(48h):
+// r1 to live 72h, r2 with the default an hour ago, r3 forever.
+func TestEnsureFamiliesShortensLifetimes(t *testing.T) {
+	h := time.Hour
+	for _, tt := range []struct {
+		to     ttl.Strategy
+		rows   int
+		losses []string
+	}{
+		{ttl.OneSecond(), 2, []string{
+			"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expiries already past: hidden at once, deleted by GC within seconds",
+			"1 row holds cells whose expiries move 2d earlier under OneSecond() than under maxage=2d",
+		}},
+		{ttl.DefaultExpiration(24 * h), 2, []string{
+			"2 rows hold cells whose expiries move 1d earlier under DefaultExpiration(24h0m0s) than under maxage=2d",
+		}},
+		{ttl.DefaultExpiration(96 * h), 0, nil},
+	} {
+		t.Run(fmt.Sprint(tt.to), func(t *testing.T) {
+			e := newEmulator(t)
+			raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": bigtable.MaxAgePolicy(48 * h)})
+			clock := newClock(base.Add(-h))
+			before, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * h)}, ttl.WithClock(clock.Now))
+			require.NoError(t, err)
+			require.NoError(t, before.Apply(ctx, "r2", set("f", "written", "1h ago", ttl.Default)))
+			clock.Set(base)
+			require.NoError(t, before.Apply(ctx, "r1", set("f", "hold", "keep 72h", ttl.For(72*h))))
+			require.NoError(t, before.Apply(ctx, "r3", set("f", "keep", "forever", ttl.Forever)))
+
+			plan, err := ttl.EnsureFamilies(ctx, e.admin, "t", raw, map[string]ttl.Strategy{"f": tt.to}, ttl.EnsureOptions{Now: clock.Now, DryRun: true})
+			f := plan.Families[0]
+			var reasons []string
+			for _, l := range f.Losses {
+				reasons = append(reasons, l.Reason)
+			}
+			assert.Equal(t, tt.losses, reasons)
+			assert.Equal(t, tt.rows, f.Rows)
+			assert.Zero(t, f.Resurfaced)
+			if tt.rows == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ttl.ErrDataLoss)
+			assert.True(t, f.Refused)
+			assert.Contains(t, plan.String(), fmt.Sprintf("refused  %d\n", tt.rows))
+			for _, r := range tt.losses {
+				assert.Contains(t, plan.String(), "  f: "+r+"\n")
+			}
 		})
 	}
 }

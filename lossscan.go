@@ -3,6 +3,7 @@ package ttl
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -38,17 +39,99 @@ const (
 	labelRealTime = "realtime" // real timestamps in a sequence-number family
 	labelVersions = "versions" // newest n+1 versions of each column
 	labelBack     = "back"     // expired cells the new strategy reads as live
+	labelEarlier  = "earlier"  // live cells whose expiry moves earlier
 )
+
+// A Loss is one kind of cell that a change of GC policy would delete or
+// hide, and the number of rows that hold such cells.
+type Loss struct {
+	// Rows is the number of rows that hold such cells.
+	Rows int
+	// Reason says which cells and what the change would do to them, such
+	// as "3 rows hold cells stamped up to …, which would expire at once
+	// under DefaultExpiration(168h0m0s)".
+	Reason string
+}
+
+// A Scan counts what was read to find the cells a change of one family's
+// GC policy affects. The family is read with one server-side filter that
+// strips values and returns at most one cell per row and kind of cell (up
+// to n+1 per column when a change to SequenceNumbers(n) must count
+// versions). The server still reads every cell of the table: the filter
+// selects the family, not a row range.
+type Scan struct {
+	// Reads is the number of ReadRows requests.
+	Reads int
+	// RowsSeen and CellsSeen are the rows and cells the server read, as
+	// it reports them: every row and cell of the table.
+	RowsSeen  int
+	CellsSeen int
+	// RowsReturned and CellsReturned are the rows and cells the filter
+	// let through: what crossed the network, values stripped.
+	RowsReturned  int
+	CellsReturned int
+}
+
+// scanned is what a lossScan found: the rows holding cells the change would
+// delete or hide and why, the rows whose expired cells would be live again,
+// and what reading them took.
+type scanned struct {
+	rows       int
+	losses     []Loss
+	resurfaced int
+	scan       Scan
+}
+
+// gcAge returns the shortest age after which policy p lets GC delete a cell
+// on its own, and false when no rule of p does: no GC, a version limit, an
+// intersection (which needs all its rules; the emulator ignores it).
+func gcAge(p bigtable.GCPolicy) (time.Duration, bool) {
+	switch p := p.(type) {
+	case bigtable.MaxAgeGCPolicy:
+		return time.Duration(p), true
+	case bigtable.UnionGCPolicy:
+		var shortest time.Duration
+		found := false
+		for _, c := range p.Children {
+			if a, ok := gcAge(c); ok && (!found || a < shortest) {
+				shortest, found = a, true
+			}
+		}
+		return shortest, found
+	}
+	return 0, false
+}
+
+// gcVersions returns the fewest versions of a column that policy p keeps,
+// and false when no rule of p limits versions on its own.
+func gcVersions(p bigtable.GCPolicy) (int, bool) {
+	switch p := p.(type) {
+	case bigtable.MaxVersionsGCPolicy:
+		return int(p), true
+	case bigtable.UnionGCPolicy:
+		fewest, found := 0, false
+		for _, c := range p.Children {
+			if n, ok := gcVersions(c); ok && (!found || n < fewest) {
+				fewest, found = n, true
+			}
+		}
+		return fewest, found
+	}
+	return 0, false
+}
 
 // lossScan finds the cells that changing one family from the policy found to
 // the strategy s would delete, hide, or read as live again, at now.
 type lossScan struct {
 	s       strategy
-	timed   bool    // s is OneSecond or DefaultExpiration
-	seq     tsRange // time strategies: sequence numbers the age rule deletes
-	expired tsRange // time strategies: real timestamps expired at once
-	back    tsRange // time strategies: cells GC may already delete, live again
-	real    tsRange // SequenceNumbers: real-time timestamps
+	timed   bool          // s is OneSecond or DefaultExpiration
+	seq     tsRange       // time strategies: sequence numbers the age rule deletes
+	expired tsRange       // time strategies: real timestamps expired at once
+	back    tsRange       // time strategies: cells GC may already delete, live again
+	earlier tsRange       // time strategies: live cells whose expiry moves earlier
+	age     time.Duration // the age found, when earlier is not empty
+	shift   time.Duration // how much earlier, when earlier is not empty
+	real    tsRange       // SequenceNumbers: real-time timestamps
 	from    bigtable.Timestamp
 	n       int // SequenceNumbers(n) when versions must be counted, else 0
 }
@@ -59,7 +142,8 @@ func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 	// change's to lose. The age boundary is taken the way a strategy's
 	// live range is, so that an unchanged age gives empty ranges.
 	var doomed bigtable.Timestamp
-	if age, ok := gcAge(found); ok {
+	age, aged := gcAge(found)
+	if aged {
 		doomed = timeRule{offset: age}.liveFrom(now)
 	}
 	sc.from = doomed
@@ -68,14 +152,36 @@ func newLossScan(s strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 		sc.seq = tsRange{lo: doomed, hi: min(live, realTime)}
 		sc.expired = tsRange{lo: max(doomed, realTime), hi: live}
 		sc.back = tsRange{lo: live, hi: doomed}
+		// Under the age found, a cell stamped ts lives until ts + age;
+		// under s, until ts + offset. A shorter offset hides and deletes
+		// every live cell before the expiry it was written with. The cells
+		// from the old age's Forever on still expire in the year 294,000
+		// under s: they are not counted. maxage=1s is OneSecond's own
+		// policy, so the age is compared with s's own age.
+		if own, _ := gcAge(s.GCPolicy()); aged && age > own {
+			sc.earlier = tsRange{lo: max(live, realTime), hi: timeRule{offset: age}.forever()}
+			sc.age, sc.shift = age, age-ruleOffset(s)
+		}
 		return sc
 	}
 	sc.real = tsRange{lo: max(doomed, realTime), open: true}
+	// For n = math.MaxInt32, n+1 does not fit the filter's int32 (the
+	// server refuses it), and no row holds 2³¹ cells of one column:
+	// versions are not counted.
 	n := int(s.GCPolicy().(bigtable.MaxVersionsGCPolicy))
-	if kept, ok := gcVersions(found); !ok || kept > n {
+	if kept, ok := gcVersions(found); (!ok || kept > n) && n < math.MaxInt32 {
 		sc.n = n
 	}
 	return sc
+}
+
+// ruleOffset returns the offset of a time strategy's rule (see timeRule): d
+// for DefaultExpiration(d), 0 for OneSecond.
+func ruleOffset(s strategy) time.Duration {
+	if d, ok := s.(defaultExpiration); ok {
+		return d.d
+	}
+	return 0
 }
 
 // filter returns the scan's filter for family, or nil when nothing can be
@@ -91,6 +197,7 @@ func (sc lossScan) filter(family string) bigtable.Filter {
 		oneARow(sc.seq, labelSequence)
 		oneARow(sc.expired, labelExpired)
 		oneARow(sc.back, labelBack)
+		oneARow(sc.earlier, labelEarlier)
 	} else {
 		oneARow(sc.real, labelRealTime)
 		if sc.n > 0 {
@@ -115,21 +222,22 @@ func (sc lossScan) filter(family string) bigtable.Filter {
 	return bigtable.ChainFilters(append(chain, bigtable.InterleaveFilters(each...))...)
 }
 
-// run reads the family through data with the scan's filter and fills in
-// f's losses, resurfaced rows and scan counts.
-func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, f *FamilyPlan) error {
-	filter := sc.filter(f.Family)
+// run reads family through data with the scan's filter and returns what it
+// found, and what it found so far with an error.
+func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, family string) (scanned, error) {
+	var f scanned
+	filter := sc.filter(family)
 	if filter == nil {
-		return nil
+		return f, nil
 	}
-	var seq, expired, real, versions int
+	var seq, expired, earlier, real, versions int
 	count := func(r bigtable.Row) bool {
-		f.Scan.RowsReturned++
-		var isSeq, isExpired, isReal, isBack bool
+		f.scan.RowsReturned++
+		var isSeq, isExpired, isEarlier, isReal, isBack bool
 		var perColumn map[string]int
 		tooMany := false
 		for _, items := range r {
-			f.Scan.CellsReturned += len(items)
+			f.scan.CellsReturned += len(items)
 			for _, it := range items {
 				for _, l := range it.Labels {
 					switch l {
@@ -141,6 +249,8 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, f *FamilyPla
 						isReal = true
 					case labelBack:
 						isBack = true
+					case labelEarlier:
+						isEarlier = true
 					case labelVersions:
 						if perColumn == nil {
 							perColumn = map[string]int{}
@@ -157,6 +267,9 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, f *FamilyPla
 		if isExpired {
 			expired++
 		}
+		if isEarlier {
+			earlier++
+		}
 		if isReal {
 			real++
 		}
@@ -164,24 +277,24 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, f *FamilyPla
 			versions++
 		}
 		if isBack {
-			f.Resurfaced++
+			f.resurfaced++
 		}
-		if isSeq || isExpired || isReal || tooMany {
-			f.Rows++
+		if isSeq || isExpired || isEarlier || isReal || tooMany {
+			f.rows++
 		}
 		return true
 	}
 	stats := func(s *bigtable.FullReadStats) {
-		f.Scan.RowsSeen += int(s.ReadIterationStats.RowsSeenCount)
-		f.Scan.CellsSeen += int(s.ReadIterationStats.CellsSeenCount)
+		f.scan.RowsSeen += int(s.ReadIterationStats.RowsSeenCount)
+		f.scan.CellsSeen += int(s.ReadIterationStats.CellsSeenCount)
 	}
-	f.Scan.Reads++
+	f.scan.Reads++
 	if err := data.ReadRows(ctx, bigtable.InfiniteRange(""), count, bigtable.RowFilter(filter), bigtable.WithFullReadStats(stats)); err != nil {
-		return err
+		return f, err
 	}
-	want := describePolicy(f.Want)
+	want := describePolicy(sc.s.GCPolicy())
 	if seq > 0 {
-		f.Losses = append(f.Losses, Loss{Rows: seq, Reason: fmt.Sprintf(
+		f.losses = append(f.losses, Loss{Rows: seq, Reason: fmt.Sprintf(
 			"%s sequence numbers (timestamps before 2000), which the age-based policy %s deletes all at once",
 			plural(seq, "row holds", "rows hold"), want)})
 	}
@@ -197,16 +310,21 @@ func (sc lossScan) run(ctx context.Context, data bigtable.TableAPI, f *FamilyPla
 			reason = fmt.Sprintf("%s cells stamped %s, which %v reads as expiries already past: hidden at once, deleted by GC within seconds",
 				rows, span, sc.s)
 		}
-		f.Losses = append(f.Losses, Loss{Rows: expired, Reason: reason})
+		f.losses = append(f.losses, Loss{Rows: expired, Reason: reason})
+	}
+	if earlier > 0 {
+		f.losses = append(f.losses, Loss{Rows: earlier, Reason: fmt.Sprintf(
+			"%s cells whose expiries move %s earlier under %v than under maxage=%s",
+			plural(earlier, "row holds", "rows hold"), formatAge(sc.shift), sc.s, formatAge(sc.age))})
 	}
 	if real > 0 {
-		f.Losses = append(f.Losses, Loss{Rows: real, Reason: fmt.Sprintf(
+		f.losses = append(f.losses, Loss{Rows: real, Reason: fmt.Sprintf(
 			"%s real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under %s would delete the versions written after them",
 			plural(real, "row holds", "rows hold"), want)})
 	}
 	if versions > 0 {
-		f.Losses = append(f.Losses, Loss{Rows: versions, Reason: fmt.Sprintf(
+		f.losses = append(f.losses, Loss{Rows: versions, Reason: fmt.Sprintf(
 			"%s columns with more than %d versions, whose oldest %s deletes", plural(versions, "row has", "rows have"), sc.n, want)})
 	}
-	return nil
+	return f, nil
 }

@@ -20,10 +20,12 @@ mismatched policies. Families not given with -family are left alone.
 It is a dry run unless -apply is given: it prints the plan and changes
 nothing. Before changing a family it scans it (values stripped, at most one
 cell per row) for cells the change would delete or hide: past timestamps
-under onesecond, cells older than a new, shorter default, real-time
-timestamps under seqnum, sequence numbers under an age-based policy, more
-versions than seqnum keeps. It refuses such a change, changing nothing and
-exiting 3, unless -allow-data-loss is given.`,
+under onesecond, cells older than a new, shorter default, live cells whose
+expiries a shorter age (a shorter default, or onesecond after an age
+policy) moves earlier, real-time timestamps under seqnum, sequence numbers
+under an age-based policy, more versions than seqnum keeps. It refuses
+such a change, changing nothing and exiting 3, unless -allow-data-loss is
+given.`,
 	flags: func(fs *flag.FlagSet, c *config) {
 		fs.BoolVar(&c.apply, "apply", false, "make the changes (without it, a dry run)")
 		fs.BoolVar(&c.allowDataLoss, "allow-data-loss", false, "make changes even if they delete or hide existing cells")

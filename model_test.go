@@ -1578,3 +1578,220 @@ func TestModel(t *testing.T) {
 		})
 	}
 }
+
+// gcCell is a cell the real-clock GC test wrote, in a column of its own
+// (or, for sequence numbers, one column of versions). Its expiry lies in
+// [lo, hi]: a For or Default write reads the real clock somewhere between
+// the test's readings before and after it.
+type gcCell struct {
+	row, fam, col string
+	lo, hi        time.Time // expiry bounds, for a cell that expires by time
+	forever       bool
+	version       int64 // for a sequence number, else 0
+}
+
+// gcWrite is one cell to write: life is For(after), Default (after is the
+// default), Until(until), Forever or Version(version).
+type gcWrite struct {
+	fam     string
+	life    ttl.Lifetime
+	after   time.Duration
+	until   time.Time
+	version int64
+}
+
+// TestGCRemovesOnlyExpired runs the emulator's garbage collection, on the
+// real clock, with each strategy's own GC policy on its family, over cells
+// that live for a few hundred milliseconds: all the while, reads through
+// the Table never return a cell at or after its expiry nor miss a live
+// one, and GC never removes a live cell; in the end GC has removed every
+// cell its policy allows it to, which shows that it ran.
+func TestGCRemovesOnlyExpired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits seconds for the emulator's GC on the real clock")
+	}
+	t.Parallel()
+	const (
+		d          = 800 * time.Millisecond // DefaultExpiration(d)
+		gcInterval = 1500 * time.Millisecond // the longest wait between the emulator's GC passes
+		slack      = time.Second             // for a loaded machine
+		poll       = 40 * time.Millisecond
+	)
+	strategies := map[string]ttl.Strategy{"os": ttl.OneSecond(), "de": ttl.DefaultExpiration(d), "sn": ttl.SequenceNumbers(2)}
+	fams := map[string]bigtable.GCPolicy{"un": nil}
+	for f, s := range strategies {
+		fams[f] = s.GCPolicy()
+	}
+	raw := newEmulator(t).table(t, "gc", fams)
+	tbl, err := ttl.NewTable(raw, strategies, ttl.OtherFamilies("un"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cells := map[string]*gcCell{} // by value
+	write := func(row string, ws ...gcWrite) {
+		t.Helper()
+		m := ttl.NewMutation()
+		var written []*gcCell
+		for _, w := range ws {
+			v := fmt.Sprintf("%s.%d", w.fam, len(cells))
+			c := &gcCell{row: row, fam: w.fam, col: v, version: w.version}
+			if w.fam == "sn" {
+				c.col = "versions"
+			}
+			m.Set(c.fam, c.col, []byte(v), w.life)
+			cells[v] = c
+			written = append(written, c)
+		}
+		before := time.Now()
+		if err := tbl.Apply(ctx, row, m); err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now()
+		for i, c := range written {
+			switch w := ws[i]; {
+			case w.life == ttl.Forever || w.fam == "un":
+				c.forever = true
+			case !w.until.IsZero():
+				c.lo, c.hi = w.until, w.until
+			case w.fam != "sn":
+				c.lo = time.UnixMilli(floorMs(before.Add(w.after)))
+				c.hi = time.UnixMilli(floorMs(after.Add(w.after)))
+			}
+		}
+	}
+	until := func(fam string, in time.Duration) gcWrite {
+		at := time.UnixMilli(floorMs(time.Now().Add(in)))
+		return gcWrite{fam: fam, life: ttl.Until(at), until: at}
+	}
+	wave := func(rows ...string) {
+		for _, row := range rows {
+			write(row,
+				until("os", 150*time.Millisecond), until("os", 400*time.Millisecond), until("os", 700*time.Millisecond),
+				until("os", time.Hour), gcWrite{fam: "os", life: ttl.Forever},
+				gcWrite{fam: "os", life: ttl.For(250 * time.Millisecond), after: 250 * time.Millisecond},
+				gcWrite{fam: "de", life: ttl.Default, after: d},
+				gcWrite{fam: "de", life: ttl.For(300 * time.Millisecond), after: 300 * time.Millisecond},
+				until("de", 600*time.Millisecond), until("de", time.Hour), gcWrite{fam: "de", life: ttl.Forever},
+				gcWrite{fam: "un", life: ttl.Default},
+			)
+			for range 2 {
+				write(row, gcWrite{fam: "sn", life: ttl.Version(int64(len(cells))), version: int64(len(cells))})
+			}
+		}
+	}
+	// gcDue is when GC may remove c, and must have by a GC pass later.
+	gcDue := func(c *gcCell) (time.Time, bool) {
+		switch {
+		case c.forever || c.fam == "sn":
+			return time.Time{}, false
+		case c.fam == "os":
+			return c.hi.Add(time.Second), true // MaxAge(1s) on the expiry itself
+		}
+		return c.hi, true // MaxAge(d) on expiry − d
+	}
+	// newest reports whether a sequence number is among the newest two
+	// versions written to its column.
+	newest := func(c *gcCell) bool {
+		n := 0
+		for _, o := range cells {
+			if o.fam == "sn" && o.row == c.row && o.version > c.version {
+				n++
+			}
+		}
+		return n < 2
+	}
+
+	wave("r0", "r1")
+	secondWave := time.Now().Add(500 * time.Millisecond)
+	deadline := time.Now().Add(20 * time.Second)
+	horizon := time.Now().Add(time.Minute) // the cells due before it are the short-lived ones
+	var due time.Time
+	for reads := 0; ; reads++ {
+		if !secondWave.IsZero() && time.Now().After(secondWave) {
+			wave("r1", "r2")
+			secondWave = time.Time{}
+		}
+
+		// Through the table: nothing expired, nothing live missing.
+		before := time.Now()
+		seen := map[string]bool{}
+		err := tbl.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+			for _, items := range r {
+				for _, it := range items {
+					seen[string(it.Value)] = true
+				}
+			}
+			return true
+		})
+		after := time.Now()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v, c := range cells {
+			switch {
+			case c.fam == "sn":
+				if seen[v] != newest(c) {
+					t.Errorf("read %d: sequence number %s returned = %v, want %v", reads, v, seen[v], newest(c))
+				}
+			case c.forever:
+				if !seen[v] {
+					t.Errorf("read %d: %s, which never expires, is missing", reads, v)
+				}
+			case seen[v] && !c.hi.After(before):
+				t.Errorf("read %d between %v and %v returned %s, which expired at %v", reads, before, after, v, c.hi)
+			case !seen[v] && c.lo.After(after):
+				t.Errorf("read %d between %v and %v missed %s, live until %v", reads, before, after, v, c.lo)
+			}
+		}
+		for v := range seen {
+			if cells[v] == nil {
+				t.Errorf("read %d returned %q, which was never written", reads, v)
+			}
+		}
+
+		// Raw: GC removed only expired cells, and by now every cell it
+		// was due to remove a GC pass ago.
+		before = time.Now()
+		stored := map[string]bool{}
+		err = raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+			for _, items := range r {
+				for _, it := range items {
+					stored[string(it.Value)] = true
+				}
+			}
+			return true
+		})
+		after = time.Now()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pending []string
+		for v, c := range cells {
+			gcAt, collectable := gcDue(c)
+			switch {
+			case !stored[v] && (c.forever || c.fam == "sn" && newest(c) || c.lo.After(after)):
+				t.Errorf("GC removed %s before %v, when it was live", v, after)
+			case stored[v] && collectable && gcAt.Add(gcInterval+slack).Before(before):
+				t.Errorf("GC has not removed %s, due at %v, by %v", v, gcAt, before)
+			case stored[v] && (collectable && gcAt.Before(horizon) || c.fam == "sn" && !newest(c)):
+				pending = append(pending, v)
+			}
+			if collectable && gcAt.Before(horizon) && gcAt.After(due) {
+				due = gcAt
+			}
+		}
+		if t.Failed() {
+			return
+		}
+		if secondWave.IsZero() && len(pending) == 0 {
+			t.Logf("%d reads; GC removed every expired cell %v after the last was due", reads+1, time.Since(due).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(pending)
+			t.Fatalf("GC has not removed %q", pending)
+		}
+		time.Sleep(poll)
+	}
+}

@@ -1612,7 +1612,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 	}
 	t.Parallel()
 	const (
-		d          = 800 * time.Millisecond // DefaultExpiration(d)
+		d          = 800 * time.Millisecond  // DefaultExpiration(d)
 		gcInterval = 1500 * time.Millisecond // the longest wait between the emulator's GC passes
 		slack      = time.Second             // for a loaded machine
 		poll       = 40 * time.Millisecond

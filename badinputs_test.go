@@ -131,6 +131,9 @@ var badCalls = []badCall{
 	}, ttl.ErrInvalidMutation},
 	{"nil read-modify-write", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", nil)) }, ttl.ErrInvalidMutation},
 
+	{"clock before 1970", []ttl.Option{ttl.WithClock(func() time.Time { return time.Unix(-1, 0) })}, func(x *badFixture) error {
+		return x.tbl.Apply(ctx, "r", set("meta", "c", "v", ttl.Default))
+	}, ttl.ErrOutOfRange},
 	{"nil context", nil, func(x *badFixture) error { return x.tbl.Apply(nil, "r", x.good) }, ttl.ErrNilArgument}, //lint:ignore SA1012 a nil context is the input under test
 	{"nil row set", nil, func(x *badFixture) error { return x.tbl.ReadRows(ctx, nil, func(bigtable.Row) bool { return true }) }, ttl.ErrNilArgument},
 	{"nil callback", nil, func(x *badFixture) error { return x.tbl.ReadRows(ctx, bigtable.InfiniteRange(""), nil) }, ttl.ErrNilArgument},

@@ -92,6 +92,7 @@ var modelVariants = []variant{
 	{name: "margin+writetimes", families: map[string]rule{"os": ruleOneSecond, "de": ruleDefault, "sn": ruleSequence, "un": ruleNone},
 		margin: 1500 * time.Microsecond, writeTimes: true},
 	{name: "one strategy", families: map[string]rule{"os": ruleOneSecond, "os2": ruleOneSecond}, declared: true},
+	{name: "one strategy+writetimes", families: map[string]rule{"de": ruleDefault, "de2": ruleDefault}, declared: true, writeTimes: true},
 }
 
 func (v *variant) familyNames() []string {
@@ -612,6 +613,19 @@ func (m *model) live(family string, cells []storedCell, i int, at time.Time) boo
 		return i < modelVersions
 	}
 	return true
+}
+
+// expiry is DESIGN.md's expiry of a cell read: the instant from which it
+// is hidden, and false for one that does not expire by time (Forever,
+// stored at MaxTimestamp less the offset; a sequence number; a family
+// without a strategy).
+func (m *model) expiry(it bigtable.ReadItem) (time.Time, bool) {
+	fam, _, _ := strings.Cut(it.Column, ":")
+	r := m.v.families[fam]
+	if r != ruleOneSecond && r != ruleDefault || int64(it.Timestamp) >= int64(ttl.MaxTimestamp)-r.offset().Microseconds() {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(int64(it.Timestamp)).Add(r.offset()), true
 }
 
 // change is one validated op of a mutation, with its timestamp.
@@ -1403,9 +1417,19 @@ func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *stats) string {
 	case opReadRow, opReadRows:
 		got := readResult{cells: map[string][]flatCell{}}
 		families := m.v.familyNames()
+		var expiries []string // ExpiresAt of each cell returned, where it differs from the rule
 		add := func(r bigtable.Row) bool {
 			got.keys = append(got.keys, r.Key())
 			got.cells[r.Key()] = flatRow(r, families)
+			for _, items := range r {
+				for _, it := range items {
+					e, ok := tbl.ExpiresAt(it)
+					we, wok := m.expiry(it)
+					if ok != wok || !e.Equal(we) {
+						expiries = append(expiries, fmt.Sprintf("ExpiresAt(%s@%d) = %v, %v want %v, %v", it.Column, it.Timestamp, e, ok, we, wok))
+					}
+				}
+			}
 			return true
 		}
 		var err error
@@ -1419,6 +1443,9 @@ func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *stats) string {
 		}
 		if err != nil {
 			return fmt.Sprintf("read failed: %v", err)
+		}
+		if len(expiries) > 0 {
+			return strings.Join(expiries, "\n")
 		}
 		want := m.read(o.read, o.kind == opReadRow)
 		if !want.matches(got) {

@@ -90,7 +90,7 @@ var modelVariants = []variant{
 	{name: "undeclared", families: map[string]rule{"os": ruleOneSecond, "de": ruleDefault, "sn": ruleSequence, "un": ruleNone}},
 	{name: "declared", families: map[string]rule{"os": ruleOneSecond, "os2": ruleOneSecond, "de": ruleDefault, "sn": ruleSequence, "un": ruleNone}, declared: true},
 	{name: "margin+writetimes", families: map[string]rule{"os": ruleOneSecond, "de": ruleDefault, "sn": ruleSequence, "un": ruleNone},
-		margin: 1500 * time.Microsecond, writeTimes: true},
+		margin: 2*time.Second + 500*time.Microsecond, writeTimes: true},
 	{name: "one strategy", families: map[string]rule{"os": ruleOneSecond, "os2": ruleOneSecond}, declared: true},
 	{name: "one strategy+writetimes", families: map[string]rule{"de": ruleDefault, "de2": ruleDefault}, declared: true, writeTimes: true},
 }
@@ -978,10 +978,11 @@ var modelColumns = []string{"", "a", "b"}
 // gen makes a random run. It keeps its own model so that clock moves and
 // lifetimes can aim at the expiries of stored cells.
 type gen struct {
-	r      *rand.Rand
-	v      *variant
-	m      *model
-	values int
+	r        *rand.Rand
+	v        *variant
+	m        *model
+	values   int
+	condNext string // the row of a condition to make next
 }
 
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
@@ -1141,14 +1142,51 @@ func (g *gen) storedValue(row, family, col string) string {
 	return "v1"
 }
 
-func (g *gen) cond(row string) *mutSpec {
+// nearExpiry returns a cell of row that is live at now but expires soon:
+// within twice the read margin, or 10ms. A condition or read aimed at it
+// tells a rule applied at now from one applied at now + margin.
+func (g *gen) nearExpiry(row string) (fam, col, value string, ok bool) {
+	horizon := g.m.now.Add(max(2*g.v.margin, 10*time.Millisecond))
+	var near [][3]string
+	for f, cols := range g.m.rows[row] {
+		r := g.v.families[f]
+		if r != ruleOneSecond && r != ruleDefault {
+			continue
+		}
+		for c, cells := range cols {
+			for _, cell := range cells {
+				if e := time.UnixMicro(cell.ts).Add(r.offset()); e.After(g.m.now) && !e.After(horizon) {
+					near = append(near, [3]string{f, c, cell.value})
+				}
+			}
+		}
+	}
+	if len(near) == 0 {
+		return "", "", "", false
+	}
+	sort.Slice(near, func(i, j int) bool { return near[i][2] < near[j][2] }) // map order is random
+	n := pick(g.r, near...)
+	return n[0], n[1], n[2], true
+}
+
+// cond makes a conditional mutation; an aimed one tests a column whose
+// cell is about to be hidden.
+func (g *gen) cond(row string, aimed bool) *mutSpec {
 	c := &condSpec{yes: g.branch(), no: g.branch()}
 	fam, col := g.family(), pick(g.r, modelColumns...)
-	switch g.r.IntN(3) {
+	value := g.storedValue(row, fam, col)
+	kind := g.r.IntN(3)
+	if f, cl, v, ok := g.nearExpiry(row); ok && (aimed || g.r.IntN(2) == 0) {
+		fam, col, value = f, cl, v
+		if aimed {
+			kind = 1 + g.r.IntN(2)
+		}
+	}
+	switch kind {
 	case 1: // the column has a live cell
 		c.filter = fColumns{fam, col, col + "\x00"}
 	case 2: // the column's newest live value is v
-		c.filter = fChain{fChain{fColumns{fam, col, col + "\x00"}, fLatest(1)}, fValue(g.storedValue(row, fam, col))}
+		c.filter = fChain{fChain{fColumns{fam, col, col + "\x00"}, fLatest(1)}, fValue(value)}
 	}
 	return &mutSpec{cond: c}
 }
@@ -1223,15 +1261,50 @@ func (g *gen) clock() time.Time {
 	return now.Add(time.Duration(g.r.Int64N(int64(72 * time.Hour))))
 }
 
+// aim returns an instant just before or at the moment a cell of row that
+// is visible now becomes hidden (its expiry less the read margin), or
+// false.
+func (g *gen) aim(row string) (time.Time, bool) {
+	var at []time.Time
+	for f, cols := range g.m.rows[row] {
+		r := g.v.families[f]
+		if r != ruleOneSecond && r != ruleDefault {
+			continue
+		}
+		for _, cells := range cols {
+			for _, cell := range cells {
+				hidden := time.UnixMicro(cell.ts).Add(r.offset() - g.v.margin)
+				if hidden.After(g.m.now) && hidden.Before(g.m.now.Add(time.Hour)) {
+					at = append(at, hidden)
+				}
+			}
+		}
+	}
+	if len(at) == 0 {
+		return time.Time{}, false
+	}
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) }) // map order is random
+	t := pick(g.r, at...).Add(pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond))
+	return t, t.After(g.m.now)
+}
+
 func (g *gen) op() op {
 	row := pick(g.r, modelRows...)
+	if g.condNext != "" { // a condition on a row whose cell the clock was just moved to
+		row, g.condNext = g.condNext, ""
+		return op{kind: opApply, row: row, mut: g.cond(row, true)}
+	}
 	switch x := g.r.IntN(100); {
 	case x < 22:
 		return op{kind: opClock, at: g.clock()}
-	case x < 50:
+	case x < 47:
 		return op{kind: opApply, row: row, mut: g.plain()}
 	case x < 57:
-		return op{kind: opApply, row: row, mut: g.cond(row)}
+		if at, ok := g.aim(row); ok && g.r.IntN(4) > 0 {
+			g.condNext = row
+			return op{kind: opClock, at: at}
+		}
+		return op{kind: opApply, row: row, mut: g.cond(row, false)}
 	case x < 64:
 		o := op{kind: opBulk}
 		for _, i := range g.r.Perm(len(modelRows))[:1+g.r.IntN(len(modelRows))] {
@@ -1240,7 +1313,7 @@ func (g *gen) op() op {
 			case 0:
 				o.muts = append(o.muts, &mutSpec{isNil: true})
 			case 1:
-				o.muts = append(o.muts, g.cond(modelRows[i]))
+				o.muts = append(o.muts, g.cond(modelRows[i], false))
 			default:
 				o.muts = append(o.muts, g.plain())
 			}

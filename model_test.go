@@ -35,7 +35,17 @@ import (
 // now, SequenceNumbers(n) iff among the newest n cells of its column, a
 // family without a strategy always; the caller's filter after that; a
 // conditional predicate on live cells only; Replace deleting the column
-// first; ApplyBulk row by row.
+// first; ApplyBulk row by row. With WithReadMargin(m) the rules are applied
+// at now + m and a write hidden at once is refused; with RecordWriteTime
+// each managed cell has its companion, and reads with WithWriteTimes
+// report the write time. Table.ExpiresAt of every cell read must be the
+// model's expiry.
+//
+// Five table variants run: families undeclared, declared (two sharing a
+// strategy), with a read margin and write times, and two with a single
+// strategy (the bare filter; write times). The emulator takes a row's
+// families in Go map order for CellsPerRowLimitFilter, so a read with one
+// may return any of the results the family orders give.
 //
 // CELLTTL_MODEL_OPS sets the number of operations per table variant
 // (default 1000, 250 with -short), CELLTTL_MODEL_SEED the seed (default:

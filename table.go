@@ -317,8 +317,9 @@ func (t *Table) ExpiresAt(item bigtable.ReadItem) (time.Time, bool) {
 // touches in DefaultExpiration families: two requests, not one. Expired is
 // judged by the table's clock, as reads judge it: a clock running ahead
 // deletes cells that early. A cell that expires between the two requests
-// (a few milliseconds) can still be built on. Cells within the read margin
-// are not deleted: they have not expired.
+// (a few milliseconds) can still be built on. With a read margin, the
+// cells within it are deleted too: reads already treat them as expired,
+// and a hidden value must not come back inside the new one.
 //
 // Read-modify-write cells get no write-time companion. With
 // RecordWriteTime, the first request also deletes the touched columns'
@@ -349,7 +350,7 @@ func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadMod
 			if err := t.checkColumn(o.family, o.column); err != nil {
 				return nil, err
 			}
-			start, timed := s.liveFrom(now)
+			start, timed := s.liveFrom(now.Add(t.margin))
 			expired := timed && start > 0
 			if purge == nil && (expired || t.writeTimes) {
 				purge = bigtable.NewMutation()

@@ -1,0 +1,413 @@
+package ttl_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+)
+
+// README.md's table of refused inputs is generated from the tests: the
+// invalid changes of badMutations (table_test.go) and the calls of
+// badCalls below. Each is run on a table of its own; the table lists the
+// Go source of the input as written in the test, the sentinel error the
+// call returned, and what the emulator table holds afterwards. A README
+// that differs fails the test; UPDATE_README=1 rewrites it.
+
+const (
+	readmeBegin = "<!-- bad-inputs:begin -->"
+	readmeEnd   = "<!-- bad-inputs:end -->"
+)
+
+// badFixture is what a bad call works on: tbl is a Table on api, a
+// recorder on a fresh emulator table with the families sess
+// (OneSecond), clicks (DefaultExpiration(48h)), rev (SequenceNumbers(3))
+// and meta (no strategy), reading a fake clock at base.
+type badFixture struct {
+	api      bigtable.TableAPI
+	tbl      *ttl.Table
+	families map[string]ttl.Strategy
+	good     *ttl.Mutation // a valid mutation
+}
+
+// badCall is a call the library refuses, the sentinel it returns, and the
+// options of the fixture's table.
+type badCall struct {
+	name string
+	opts []ttl.Option
+	call func(x *badFixture) error
+	want error
+}
+
+var badCalls = []badCall{
+	{"nil table", nil, func(x *badFixture) error { return errOf(ttl.NewTable(nil, x.families)) }, ttl.ErrNilArgument},
+	{"nil *bigtable.Table", nil, func(x *badFixture) error { return errOf(ttl.NewTable((*bigtable.Table)(nil), x.families)) }, ttl.ErrNilArgument},
+	{"no managed family", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, nil)) }, ttl.ErrInvalidStrategy},
+	{"empty family name", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"": ttl.OneSecond()}))
+	}, ttl.ErrInvalidStrategy},
+	{"bad family name", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"a:b": ttl.OneSecond()}))
+	}, ttl.ErrInvalidStrategy},
+	{"nil strategy", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": nil})) }, ttl.ErrInvalidStrategy},
+	{"strategy from outside the package", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": foreign{}}))
+	}, ttl.ErrInvalidStrategy},
+	{"zero default", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(0)}))
+	}, ttl.ErrInvalidStrategy},
+	{"sub-millisecond default", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(1500 * time.Microsecond)}))
+	}, ttl.ErrInvalidStrategy},
+	{"no versions", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"rev": ttl.SequenceNumbers(0)}))
+	}, ttl.ErrInvalidStrategy},
+	{"nil option", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, nil)) }, ttl.ErrInvalidOption},
+	{"nil clock", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, ttl.WithClock(nil))) }, ttl.ErrInvalidOption},
+	{"negative read margin", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, x.families, ttl.WithReadMargin(-time.Second)))
+	}, ttl.ErrInvalidOption},
+	{"managed family declared as other", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, ttl.OtherFamilies("sess"))) }, ttl.ErrInvalidOption},
+	{"other family named twice", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, x.families, ttl.OtherFamilies("meta", "meta")))
+	}, ttl.ErrInvalidOption},
+	{"bad other family name", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, ttl.OtherFamilies("-meta"))) }, ttl.ErrInvalidOption},
+
+	{"nil mutation", nil, func(x *badFixture) error { return x.tbl.Apply(ctx, "r", nil) }, ttl.ErrInvalidMutation},
+	{"empty mutation", nil, func(x *badFixture) error { return x.tbl.Apply(ctx, "r", ttl.NewMutation()) }, ttl.ErrInvalidMutation},
+	{"conditional without changes", nil, func(x *badFixture) error {
+		return x.tbl.Apply(ctx, "r", ttl.NewCondMutation(nil, nil, ttl.NewMutation()))
+	}, ttl.ErrInvalidMutation},
+	{"nested conditional", nil, func(x *badFixture) error {
+		return x.tbl.Apply(ctx, "r", ttl.NewCondMutation(nil, ttl.NewCondMutation(nil, x.good, nil), nil))
+	}, ttl.ErrInvalidMutation},
+	{"bad change in a branch", nil, func(x *badFixture) error {
+		return x.tbl.Apply(ctx, "r", ttl.NewCondMutation(nil, x.good, set("sess", "c", "v", ttl.For(-time.Hour))))
+	}, ttl.ErrExpired},
+	{"conditional in bulk", nil, func(x *badFixture) error {
+		return firstErr(x.tbl.ApplyBulk(ctx, []string{"r"}, []*ttl.Mutation{ttl.NewCondMutation(nil, x.good, nil)}))
+	}, ttl.ErrInvalidMutation},
+	{"bad row in bulk", nil, func(x *badFixture) error {
+		return firstErr(x.tbl.ApplyBulk(ctx, []string{"a", "b", "c"}, []*ttl.Mutation{x.good, set("rev", "c", "v", ttl.Version(-1)), x.good}))
+	}, ttl.ErrOutOfRange},
+	{"rows and mutations differ", nil, func(x *badFixture) error {
+		return firstErr(x.tbl.ApplyBulk(ctx, []string{"a", "b"}, []*ttl.Mutation{x.good}))
+	}, ttl.ErrInvalidMutation},
+
+	{"bigtable.RowFilter", nil, func(x *badFixture) error {
+		return errOf(x.tbl.ReadRow(ctx, "r", bigtable.RowFilter(bigtable.PassAllFilter())))
+	}, ttl.ErrInvalidOption},
+	{"two RowFilters", nil, func(x *badFixture) error {
+		return errOf(x.tbl.ReadRow(ctx, "r", ttl.RowFilter(bigtable.LatestNFilter(1)), ttl.RowFilter(bigtable.LatestNFilter(2))))
+	}, ttl.ErrInvalidOption},
+	{"RowFilter(nil)", nil, func(x *badFixture) error { return errOf(x.tbl.ReadRow(ctx, "r", ttl.RowFilter(nil))) }, ttl.ErrInvalidOption},
+	{"nil read option", nil, func(x *badFixture) error { return errOf(x.tbl.ReadRow(ctx, "r", nil)) }, ttl.ErrInvalidOption},
+	{"write times not recorded", nil, func(x *badFixture) error {
+		return x.tbl.ReadRows(ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { return true }, ttl.WithWriteTimes())
+	}, ttl.ErrInvalidOption},
+
+	{"read-modify-write under OneSecond", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", increment("sess", "n"))) }, ttl.ErrServerTimestamp},
+	{"read-modify-write under SequenceNumbers", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", increment("rev", "n"))) }, ttl.ErrServerTimestamp},
+	{"read-modify-write in an undeclared family", []ttl.Option{ttl.OtherFamilies()}, func(x *badFixture) error {
+		return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", increment("meta", "n")))
+	}, ttl.ErrUnknownFamily},
+	{"read-modify-write of a reserved column", []ttl.Option{ttl.RecordWriteTime()}, func(x *badFixture) error {
+		return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", increment("clicks", "\xff\xffn")))
+	}, ttl.ErrReservedColumn},
+	{"empty read-modify-write", nil, func(x *badFixture) error {
+		return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", ttl.NewReadModifyWrite()))
+	}, ttl.ErrInvalidMutation},
+	{"nil read-modify-write", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", nil)) }, ttl.ErrInvalidMutation},
+
+	{"clock before 1970", []ttl.Option{ttl.WithClock(func() time.Time { return time.Unix(-1, 0) })}, func(x *badFixture) error {
+		return x.tbl.Apply(ctx, "r", set("meta", "c", "v", ttl.Default))
+	}, ttl.ErrOutOfRange},
+	{"nil context", nil, func(x *badFixture) error { return x.tbl.Apply(nil, "r", x.good) }, ttl.ErrNilArgument}, //lint:ignore SA1012 a nil context is the input under test
+	{"nil row set", nil, func(x *badFixture) error { return x.tbl.ReadRows(ctx, nil, func(bigtable.Row) bool { return true }) }, ttl.ErrNilArgument},
+	{"nil callback", nil, func(x *badFixture) error { return x.tbl.ReadRows(ctx, bigtable.InfiniteRange(""), nil) }, ttl.ErrNilArgument},
+}
+
+// errOf returns the error of a call's results.
+func errOf[T any](_ T, err error) error { return err }
+
+// firstErr returns ApplyBulk's error, or the first of its per-row errors.
+func firstErr(errs []error, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func increment(family, column string) *ttl.ReadModifyWrite {
+	m := ttl.NewReadModifyWrite()
+	m.Increment(family, column, 1)
+	return m
+}
+
+// sentinelNames names the package's sentinel errors, for the README.
+var sentinelNames = map[error]string{
+	ttl.ErrExpired: "ErrExpired", ttl.ErrOutOfRange: "ErrOutOfRange", ttl.ErrLifetime: "ErrLifetime",
+	ttl.ErrInvalidStrategy: "ErrInvalidStrategy", ttl.ErrInvalidOption: "ErrInvalidOption",
+	ttl.ErrUnknownFamily: "ErrUnknownFamily", ttl.ErrInvalidMutation: "ErrInvalidMutation",
+	ttl.ErrReservedColumn: "ErrReservedColumn", ttl.ErrServerTimestamp: "ErrServerTimestamp",
+	ttl.ErrFamilyMismatch: "ErrFamilyMismatch", ttl.ErrDataLoss: "ErrDataLoss", ttl.ErrNilArgument: "ErrNilArgument",
+}
+
+// sentinelOf names the one sentinel err wraps, or describes what is wrong.
+func sentinelOf(err error) string {
+	var names []string
+	for s, name := range sentinelNames {
+		if errors.Is(err, s) {
+			names = append(names, name)
+		}
+	}
+	if len(names) != 1 {
+		return fmt.Sprintf("%v (wraps %q)", err, names)
+	}
+	return "ttl." + names[0]
+}
+
+// outcome is what one bad input did, as the README reports it.
+type outcome struct {
+	name, input, err, written string
+}
+
+// badTable makes the fixture's table on a fresh emulator table of e.
+func badTable(t *testing.T, e *emulator, name string, opts []ttl.Option) (*badFixture, *recorder, *bigtable.Table) {
+	t.Helper()
+	raw := e.table(t, name, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil})
+	rec := &recorder{TableAPI: raw}
+	x := &badFixture{
+		api:      rec,
+		families: map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3)},
+		good:     set("sess", "c", "v", ttl.For(time.Hour)),
+	}
+	tbl, err := ttl.NewTable(rec, x.families, append([]ttl.Option{ttl.WithClock(newClock(base).Now)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.tbl = tbl
+	return x, rec, raw
+}
+
+// leftBehind describes what a bad input left in the table, and what it sent.
+func leftBehind(t *testing.T, rec *recorder, raw *bigtable.Table) string {
+	t.Helper()
+	var rows []string
+	if err := raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+		rows = append(rows, r.Key())
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case len(rows) == 0 && len(rec.Calls()) == 0:
+		return "nothing (no request sent)"
+	case len(rows) == 0:
+		return fmt.Sprintf("nothing (sent %s)", strings.Join(rec.Calls(), ", "))
+	}
+	return fmt.Sprintf("only the good rows: %s", strings.Join(rows, ", "))
+}
+
+// TestBadInputs runs every refused input, checks that it gets its
+// sentinel and writes nothing (in bulk: nothing of the bad row), and
+// checks README.md's table of them.
+func TestBadInputs(t *testing.T) {
+	mutSrc := sourceOf(t, "table_test.go", "badMutations")
+	callSrc := sourceOf(t, "badinputs_test.go", "badCalls")
+	if len(mutSrc) != len(badMutations) || len(callSrc) != len(badCalls) {
+		t.Fatalf("parsed %d badMutations and %d badCalls, want %d and %d", len(mutSrc), len(callSrc), len(badMutations), len(badCalls))
+	}
+	e := newEmulator(t)
+	var out []outcome
+	for i, tt := range badMutations {
+		t.Run(tt.name, func(t *testing.T) {
+			x, rec, raw := badTable(t, e, fmt.Sprintf("m%d", i), tt.opts)
+			m := ttl.NewMutation()
+			m.Set("sess", "good", []byte("x"), ttl.For(time.Hour)) // as TestBadMutationsWriteNothing does
+			tt.mutate(m)
+			err := x.tbl.Apply(ctx, "r", m)
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Apply: %v, want %v", err, tt.want)
+			}
+			src := mutSrc[i]
+			if src.want != "ttl."+sentinelNames[tt.want] || sentinelOf(err) != src.want {
+				t.Errorf("error %s; the source says %s", sentinelOf(err), src.want)
+			}
+			w := leftBehind(t, rec, raw)
+			if w != "nothing (no request sent)" {
+				t.Errorf("written: %s", w)
+			}
+			input := "`" + src.input + "`"
+			if src.opts != "" {
+				input += " with `" + src.opts + "`"
+			}
+			out = append(out, outcome{tt.name, input, "`" + sentinelOf(err) + "`", w})
+		})
+	}
+	for i, tt := range badCalls {
+		t.Run(tt.name, func(t *testing.T) {
+			x, rec, raw := badTable(t, e, fmt.Sprintf("c%d", i), tt.opts)
+			err := tt.call(x)
+			src := callSrc[i]
+			if !errors.Is(err, tt.want) || sentinelOf(err) != src.want {
+				t.Errorf("%s: %v, want %s", src.input, err, src.want)
+			}
+			w := leftBehind(t, rec, raw)
+			if want := "nothing (no request sent)"; tt.name == "bad row in bulk" {
+				want = "only the good rows: a, c"
+				if w != want {
+					t.Errorf("written: %s, want %s", w, want)
+				}
+			} else if w != want {
+				t.Errorf("written: %s", w)
+			}
+			input := "`" + src.input + "`"
+			if src.opts != "" {
+				input += " with `" + src.opts + "`"
+			}
+			out = append(out, outcome{tt.name, input, "`" + sentinelOf(err) + "`", w})
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	checkREADME(t, renderBadInputs(out))
+}
+
+func renderBadInputs(out []outcome) string {
+	var b strings.Builder
+	b.WriteString(readmeBegin + "\n")
+	b.WriteString("<!-- Generated by TestBadInputs (badinputs_test.go) from badMutations in table_test.go and badCalls in badinputs_test.go. Do not edit: run UPDATE_README=1 go test -run TestBadInputs . -->\n\n")
+	b.WriteString("Every input below is refused with the sentinel error shown (test for it with `errors.Is`; the message names the family, column or value at fault) and writes nothing: a mutation with any bad change is refused whole before anything is sent, and in `ApplyBulk` only the bad row is refused. The tests run each input on a table with the families `sess` (`OneSecond()`), `clicks` (`DefaultExpiration(48h)`), `rev` (`SequenceNumbers(3)`) and `meta` (no strategy) at a fixed clock reading `base`; `m` already holds a valid `Set`, `good` is a valid mutation, `set(family, column, value, life)` a mutation of one `Set`, `increment(family, column)` a read-modify-write of one `Increment`, `foreign{}` a `Strategy` implemented outside the package, `families` the table's strategies and `api` the `bigtable.TableAPI` it wraps.\n\n")
+	b.WriteString("| case | input | error | written |\n|---|---|---|---|\n")
+	for _, o := range out {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(o.name), mdCell(o.input), mdCell(o.err), mdCell(o.written))
+	}
+	b.WriteString(readmeEnd)
+	return b.String()
+}
+
+// mdCell escapes text for a markdown table cell.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// checkREADME compares README.md's section with want, or rewrites it when
+// UPDATE_README is set.
+func checkREADME(t *testing.T, want string) {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil && !(os.IsNotExist(err) && os.Getenv("UPDATE_README") != "") {
+		t.Fatal(err)
+	}
+	begin, end := bytes.Index(readme, []byte(readmeBegin)), bytes.Index(readme, []byte(readmeEnd))
+	var got []byte
+	if begin >= 0 && end > begin {
+		got = readme[begin : end+len(readmeEnd)]
+	}
+	if string(got) == want {
+		return
+	}
+	if os.Getenv("UPDATE_README") == "" {
+		t.Fatalf("README.md's table of refused inputs differs from the tests; run UPDATE_README=1 go test -run TestBadInputs . (section %s … %s)", readmeBegin, readmeEnd)
+	}
+	var updated []byte
+	if got == nil {
+		if len(readme) > 0 {
+			readme = append(readme, '\n')
+		}
+		updated = append(append(readme, want...), '\n')
+	} else {
+		updated = append(append(append([]byte(nil), readme[:begin]...), want...), readme[end+len(readmeEnd):]...)
+	}
+	if err := os.WriteFile("README.md", updated, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("README.md updated")
+}
+
+// source is an entry of a list of bad inputs as its test spells it.
+type source struct {
+	input, opts, want string
+}
+
+// sourceOf parses file and returns, for each element of the list var, the
+// Go source of its input (the body of its func: the mutation's change,
+// or the call, without the fixture's "x."), its options and its sentinel.
+func sourceOf(t *testing.T, file, list string) []source {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	print := func(n ast.Node) string {
+		var b bytes.Buffer
+		if err := format.Node(&b, fset, n); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	var out []source
+	ast.Inspect(f, func(n ast.Node) bool {
+		spec, ok := n.(*ast.ValueSpec)
+		if !ok || len(spec.Names) != 1 || spec.Names[0].Name != list {
+			return true
+		}
+		for _, el := range spec.Values[0].(*ast.CompositeLit).Elts {
+			fields := el.(*ast.CompositeLit).Elts
+			var s source
+			for _, field := range fields {
+				switch v := field.(type) {
+				case *ast.CompositeLit: // []ttl.Option{...}
+					var opts []string
+					for _, o := range v.Elts {
+						opts = append(opts, print(o))
+					}
+					s.opts = strings.Join(opts, ", ")
+				case *ast.FuncLit:
+					s.input = inputOf(print, v.Body.List[len(v.Body.List)-1])
+				case *ast.SelectorExpr: // ttl.ErrX
+					s.want = print(v)
+				}
+			}
+			out = append(out, s)
+		}
+		return false
+	})
+	return out
+}
+
+// inputOf prints the statement that makes a bad input: a change, or the
+// call that returns its error, unwrapped from errOf and firstErr.
+func inputOf(print func(ast.Node) string, stmt ast.Stmt) string {
+	var n ast.Node = stmt
+	if ret, ok := stmt.(*ast.ReturnStmt); ok {
+		n = ret.Results[0]
+		if call, ok := n.(*ast.CallExpr); ok {
+			if id, ok := call.Fun.(*ast.Ident); ok && (id.Name == "errOf" || id.Name == "firstErr") {
+				n = call.Args[0]
+			}
+		}
+	}
+	return fixtureField.ReplaceAllString(print(n), "")
+}
+
+// fixtureField matches the "x." of a badFixture field.
+var fixtureField = regexp.MustCompile(`\bx\.`)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,6 +138,27 @@ func newBenchTable(b *testing.B, tbl bigtable.TableAPI, impl string, clock *fake
 	return t
 }
 
+// reportCPU starts counting the CPU time of the process, and returns a
+// function that reports it per iteration as cpu-ns/op. It counts the
+// client, the in-process emulator and the Go runtime alike: the work an
+// operation costs. On a machine shared with other work, wall time varies
+// with their load; CPU time much less.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime(b)
+	return func() {
+		b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// cpuTime returns the user and system CPU time of the process.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // forImpls runs bench as one sub-benchmark per impl, each on a fresh side.
 func forImpls(b *testing.B, impls []string, bench func(b *testing.B, s *side)) {
 	for _, impl := range impls {
@@ -208,6 +230,7 @@ var (
 func BenchmarkApply(b *testing.B) {
 	forImpls(b, writeImpls, func(b *testing.B, s *side) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			s.write(b, "r", time.Hour)
 		}
@@ -219,6 +242,7 @@ func BenchmarkApply(b *testing.B) {
 func BenchmarkApplyBulk(b *testing.B) {
 	forImpls(b, writeImpls, func(b *testing.B, s *side) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			var errs []error
 			var err error
@@ -248,6 +272,7 @@ func BenchmarkReadRow(b *testing.B) {
 	forImpls(b, readImpls, func(b *testing.B, s *side) {
 		s.write(b, "r", time.Hour)
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			if r := s.readRow(b, "r"); len(r[benchManaged]) != len(benchColumns) {
 				b.Fatalf("read %d cells, want %d", len(r[benchManaged]), len(benchColumns))
@@ -261,6 +286,7 @@ func BenchmarkReadRows(b *testing.B) {
 	forImpls(b, readImpls, func(b *testing.B, s *side) {
 		seedExpired(b, s)
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			if rows, cells := s.scan(b); rows != benchRows || cells != benchRows {
 				b.Fatalf("read %d rows of %d cells, want %d of %d", rows, cells, benchRows, benchRows)
@@ -323,6 +349,7 @@ func BenchmarkCondApply(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			var matched bool
 			var err error

@@ -2,6 +2,7 @@ package ttl_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"strings"
@@ -180,12 +181,6 @@ func TestRPCCounts(t *testing.T) {
 		}
 		return keys, hs, rs
 	}
-	noErrs := func(errs []error, err error) error {
-		if err == nil && errs != nil {
-			err = fmt.Errorf("errors: %v", errs)
-		}
-		return err
-	}
 	require.Equal(t, hand3(now).String(), tbl.ReadFilter(now).String())
 	// The conditional mutations find the lock taken: both apply the same
 	// branch and get the same answer.
@@ -217,8 +212,8 @@ func TestRPCCounts(t *testing.T) {
 		same: true,
 	}, {
 		name: "ApplyBulk(500)",
-		raw:  func() error { k, h, _ := bulk(500); return noErrs(raw.ApplyBulk(ctx, k, h)) },
-		ttl:  func() error { k, _, r := bulk(500); return noErrs(tbl.ApplyBulk(ctx, k, r)) },
+		raw:  func() error { k, h, _ := bulk(500); return noErrors(raw.ApplyBulk(ctx, k, h)) },
+		ttl:  func() error { k, _, r := bulk(500); return noErrors(tbl.ApplyBulk(ctx, k, r)) },
 		same: true,
 	}, {
 		// 100,001 one-cell mutations: the client sends them in two
@@ -226,11 +221,11 @@ func TestRPCCounts(t *testing.T) {
 		name: "ApplyBulk(100001)",
 		raw: func() error {
 			k, h, _ := bulk1(100001)
-			return noErrs(raw.ApplyBulk(ctx, k, h))
+			return noErrors(raw.ApplyBulk(ctx, k, h))
 		},
 		ttl: func() error {
 			k, _, r := bulk1(100001)
-			return noErrs(tbl.ApplyBulk(ctx, k, r))
+			return noErrors(tbl.ApplyBulk(ctx, k, r))
 		},
 		same: true,
 	}, {
@@ -336,6 +331,33 @@ func TestRPCCountsWriteTimes(t *testing.T) {
 		ttl: func() error {
 			return tbl.ReadRows(ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { return true }, ttl.WithWriteTimes())
 		},
+	}, {
+		// A Replace with its companion is 4 changes: 25,001 rows are
+		// 100,004, which the client sends in two requests.
+		name: "ApplyBulk(25001 Replace)",
+		raw: func() error {
+			ts := bigtable.Time(base.Add(time.Hour))
+			m := bigtable.NewMutation()
+			m.DeleteCellsInColumn("f", "x")
+			m.DeleteCellsInColumn("f", "\xff\xffwt:x")
+			m.Set("f", "x", ts, []byte("x"))
+			m.Set("f", "\xff\xffwt:x", ts, binary.BigEndian.AppendUint64(nil, uint64(base.UnixMicro())))
+			keys, muts := rowKeys(25001), make([]*bigtable.Mutation, 25001)
+			for i := range muts {
+				muts[i] = m
+			}
+			return noErrors(raw.ApplyBulk(ctx, keys, muts))
+		},
+		ttl: func() error {
+			m := ttl.NewMutation()
+			m.Replace("f", "x", []byte("x"), ttl.For(time.Hour))
+			keys, muts := rowKeys(25001), make([]*ttl.Mutation, 25001)
+			for i := range muts {
+				muts[i] = m
+			}
+			return noErrors(tbl.ApplyBulk(ctx, keys, muts))
+		},
+		same: true,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			byHand := w.measure(t, c.raw)
@@ -343,8 +365,20 @@ func TestRPCCountsWriteTimes(t *testing.T) {
 			t.Logf("raw: %v; ttl: %v", byHand, lib)
 			assert.NotEmpty(t, byHand.Calls)
 			assert.Equal(t, byHand.Calls, lib.Calls, "calls")
+			if c.same {
+				assert.Equal(t, byHand.Sent, lib.Sent, "request bytes")
+				assert.Equal(t, byHand.Recv, lib.Recv, "response bytes")
+			}
 		})
 	}
+}
+
+// noErrors turns ApplyBulk's per-row errors into one error.
+func noErrors(errs []error, err error) error {
+	if err == nil && errs != nil {
+		err = fmt.Errorf("errors: %v", errs)
+	}
+	return err
 }
 
 // TestReadBytes measures the response bytes of a scan of 500 rows of 5

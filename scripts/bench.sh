@@ -63,7 +63,7 @@ ratios() {
 			printf "| %s | %s | %s | %s | %s | %s |\n", $1, unit, base " → " other, human($2, unit), human($4, unit), r
 		}
 		function human(v, unit) {
-			if (unit != "sec/op") return (v == int(v)) ? sprintf("%d", v) : sprintf("%.1f", v)
+			if (unit !~ /sec\/op$/) return (v == int(v)) ? sprintf("%d", v) : sprintf("%.1f", v)
 			if (v < 1e-6) return sprintf("%.1f ns", v * 1e9)
 			if (v < 1e-3) return sprintf("%.1f µs", v * 1e6)
 			return sprintf("%.2f ms", v * 1e3)
@@ -74,7 +74,7 @@ ratios() {
 	echo "# Benchmark results"
 	echo
 	echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
-	echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!scripts' 2>/dev/null || echo ' (with local changes)')"
+	echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with local changes)')"
 	echo "- $(go version)"
 	echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; memory $(free -g | awk '/^Mem:/ { print $2 }') GiB"
 	echo "- $ROUNDS alternated rounds, -benchtime $BENCHTIME, -cpu $CPU"

@@ -9,7 +9,8 @@
 #   SCALE=1 scripts/bench.sh              # also the scale tests (~2 minutes more)
 #
 # Environment: ROUNDS (20), BENCHTIME (0.5s), CPU (1, the benchmarks'
-# GOMAXPROCS), SCALE (0), OUT (a directory for the results; default
+# GOMAXPROCS), BENCH (a -bench pattern choosing the benchmarks; all by
+# default), SCALE (0), OUT (a directory for the results; default
 # $TMPDIR/cellttl-bench). It writes $OUT/results.txt (go test output),
 # $OUT/scale.txt and $OUT/summary.md (everything BENCHMARKS.md reports).
 set -euo pipefail
@@ -19,6 +20,7 @@ ROUNDS=${ROUNDS:-20}
 BENCHTIME=${BENCHTIME:-0.5s}
 CPU=${CPU:-1}
 SCALE=${SCALE:-0}
+BENCH=${BENCH:-.}
 OUT=${OUT:-${TMPDIR:-/tmp}/cellttl-bench}
 mkdir -p "$OUT"
 
@@ -31,7 +33,7 @@ bin="$OUT/ttl.test"
 go test -c -o "$bin" .
 
 # The sub-benchmarks, as the binary names them: one quick pass of each.
-mapfile -t names < <("$bin" -test.run '^$' -test.bench . -test.benchtime 1x -test.cpu "$CPU" |
+mapfile -t names < <("$bin" -test.run '^$' -test.bench "$BENCH" -test.benchtime 1x -test.cpu "$CPU" |
 	awk '/^Benchmark/ { print $1 }')
 benches=$(printf '%s\n' "${names[@]}" | sed 's,/.*,,' | awk '!seen[$0]++')
 

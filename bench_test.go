@@ -42,7 +42,7 @@ var (
 	benchColumns = []string{"c0", "c1", "c2", "c3", "c4"}
 	benchValue   = bytes.Repeat([]byte("v"), 32)
 	benchKeys    = rowKeys(benchRows)
-	// The libraries' results, kept so the compiler cannot drop the work.
+	// Results kept so that the compiler cannot drop the work.
 	sinkTimestamp bigtable.Timestamp
 	sinkFilter    bigtable.Filter
 )

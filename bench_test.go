@@ -1,0 +1,491 @@
+package ttl_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+)
+
+// The benchmarks compare the library with what a careful engineer writes by
+// hand on the raw client: the same timestamps computed inline, the same
+// filter. Each benchmark has sub-benchmarks named impl=…, so that
+//
+//	benchstat -col /impl@(raw ttl) results.txt
+//
+// prints each pair side by side with the ratio. The impls are:
+//
+//	raw             the raw client, timestamps and filter written by hand
+//	ttl             the library, families declared with OtherFamilies
+//	ttl-undeclared  the library without OtherFamilies: a regex in the filter
+//	ttl-wt          the library with RecordWriteTime (companion cells)
+//	ttl-wt-read     the same, reading WithWriteTimes
+//
+// Each impl runs on a fresh in-process emulator, on a table with a managed
+// family (OneSecond) and an unmanaged one, neither with a GC policy, so the
+// emulator's GC loop does no work. The clock is fixed: every iteration
+// writes the same timestamps, which replace the cells of the last one, so
+// rows do not grow.
+const (
+	benchManaged = "f" // OneSecond
+	benchOther   = "u" // no strategy
+	benchRows    = 500 // rows of ApplyBulk and ReadRows
+)
+
+var (
+	benchColumns = []string{"c0", "c1", "c2", "c3", "c4"}
+	benchValue   = bytes.Repeat([]byte("v"), 32)
+	benchKeys    = rowKeys(benchRows)
+	// Results kept so that the compiler cannot drop the work.
+	sinkTimestamp bigtable.Timestamp
+	sinkFilter    bigtable.Filter
+)
+
+// rowKeys returns n sorted row keys.
+func rowKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("r%07d", i)
+	}
+	return keys
+}
+
+// handFilter is the read filter written by hand for the benchmark table:
+// the managed family's cells whose timestamp (under OneSecond, the expiry)
+// is after now, interleaved with the unmanaged family, selected without a
+// regular expression.
+func handFilter(now time.Time) bigtable.Filter {
+	return bigtable.InterleaveFilters(
+		bigtable.ChainFilters(
+			bigtable.ColumnRangeFilter(benchManaged, "", ""),
+			bigtable.TimestampRangeFilterMicros(bigtable.Time(now)+1000, 0)),
+		bigtable.ColumnRangeFilter(benchOther, "", ""))
+}
+
+// handMutation is the 5-cell mutation written by hand: each cell lives for
+// life from now, its timestamp the expiry rounded down to the millisecond.
+func handMutation(now time.Time, life time.Duration) *bigtable.Mutation {
+	m := bigtable.NewMutation()
+	ts := bigtable.Time(now.Add(life))
+	for _, c := range benchColumns {
+		m.Set(benchManaged, c, ts, benchValue)
+	}
+	return m
+}
+
+// ttlMutation is the same mutation as a recipe.
+func ttlMutation(life time.Duration) *ttl.Mutation {
+	m := ttl.NewMutation()
+	for _, c := range benchColumns {
+		m.Set(benchManaged, c, benchValue, ttl.For(life))
+	}
+	return m
+}
+
+// side is one impl of a benchmark, on its own emulator.
+type side struct {
+	impl  string
+	clock *fakeClock
+	raw   *bigtable.Table
+	tbl   *ttl.Table // nil for impl=raw
+	read  []ttl.ReadOption
+}
+
+// newSide starts a fresh emulator with the benchmark table and, unless
+// impl is raw, a ttl.Table on it configured as impl says.
+func newSide(b *testing.B, impl string) *side {
+	b.Helper()
+	s := &side{impl: impl, clock: newClock(base)}
+	s.raw = newEmulator(b).table(b, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil})
+	if impl == "raw" {
+		return s
+	}
+	s.tbl = newBenchTable(b, s.raw, impl, s.clock)
+	if impl == "ttl-wt-read" {
+		s.read = []ttl.ReadOption{ttl.WithWriteTimes()}
+	}
+	return s
+}
+
+// newBenchTable returns the ttl.Table of impl on tbl.
+func newBenchTable(b *testing.B, tbl bigtable.TableAPI, impl string, clock *fakeClock) *ttl.Table {
+	b.Helper()
+	opts := []ttl.Option{ttl.WithClock(clock.Now)}
+	switch impl {
+	case "ttl":
+		opts = append(opts, ttl.OtherFamilies(benchOther))
+	case "ttl-undeclared":
+	case "ttl-wt", "ttl-wt-read":
+		opts = append(opts, ttl.OtherFamilies(benchOther), ttl.RecordWriteTime())
+	default:
+		b.Fatalf("unknown impl %q", impl)
+	}
+	t, err := ttl.NewTable(tbl, map[string]ttl.Strategy{benchManaged: ttl.OneSecond()}, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if impl == "ttl" {
+		if got, want := t.ReadFilter(base).String(), handFilter(base).String(); got != want {
+			b.Fatalf("the library's filter is %s, the hand-written one %s: the pair is not comparable", got, want)
+		}
+	}
+	return t
+}
+
+// reportCPU starts counting the CPU time of the process, and returns a
+// function that reports it per iteration as cpu-ns/op. It counts the
+// client, the in-process emulator and the Go runtime alike: the work an
+// operation costs. On a machine shared with other work, wall time varies
+// with their load; CPU time much less.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime(b)
+	return func() {
+		b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// cpuTime returns the user and system CPU time of the process.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// forImpls runs bench as one sub-benchmark per impl, each on a fresh side.
+func forImpls(b *testing.B, impls []string, bench func(b *testing.B, s *side)) {
+	for _, impl := range impls {
+		b.Run("impl="+impl, func(b *testing.B) {
+			bench(b, newSide(b, impl))
+		})
+	}
+}
+
+// write applies the 5-cell mutation to row, through the library or by
+// hand, at the side's clock.
+func (s *side) write(b *testing.B, row string, life time.Duration) {
+	b.Helper()
+	var err error
+	if s.tbl == nil {
+		err = s.raw.Apply(ctx, row, handMutation(s.clock.Now(), life))
+	} else {
+		err = s.tbl.Apply(ctx, row, ttlMutation(life))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// readRow reads row as the side reads it.
+func (s *side) readRow(b *testing.B, row string) bigtable.Row {
+	var r bigtable.Row
+	var err error
+	if s.tbl == nil {
+		r, err = s.raw.ReadRow(ctx, row, bigtable.RowFilter(handFilter(s.clock.Now())))
+	} else {
+		r, err = s.tbl.ReadRow(ctx, row, s.read...)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+// scan reads every row as the side reads it and returns the number of rows
+// and of cells.
+func (s *side) scan(b *testing.B) (rows, cells int) {
+	f := func(r bigtable.Row) bool {
+		rows++
+		for _, items := range r {
+			cells += len(items)
+		}
+		return true
+	}
+	var err error
+	if s.tbl == nil {
+		err = s.raw.ReadRows(ctx, bigtable.InfiniteRange(""), f, bigtable.RowFilter(handFilter(s.clock.Now())))
+	} else {
+		err = s.tbl.ReadRows(ctx, bigtable.InfiniteRange(""), f, s.read...)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rows, cells
+}
+
+var (
+	writeImpls = []string{"raw", "ttl", "ttl-wt"}
+	readImpls  = []string{"raw", "ttl", "ttl-undeclared", "ttl-wt", "ttl-wt-read"}
+	condImpls  = []string{"raw", "ttl", "ttl-undeclared"}
+)
+
+// BenchmarkApply writes a 5-cell mutation to one row.
+func BenchmarkApply(b *testing.B) {
+	forImpls(b, writeImpls, func(b *testing.B, s *side) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			s.write(b, "r", time.Hour)
+		}
+	})
+}
+
+// BenchmarkApplyBulk writes a 5-cell mutation to each of 500 rows in one
+// call.
+func BenchmarkApplyBulk(b *testing.B) {
+	forImpls(b, writeImpls, func(b *testing.B, s *side) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			var errs []error
+			var err error
+			if s.tbl == nil {
+				now := s.clock.Now()
+				muts := make([]*bigtable.Mutation, len(benchKeys))
+				for i := range muts {
+					muts[i] = handMutation(now, time.Hour)
+				}
+				errs, err = s.raw.ApplyBulk(ctx, benchKeys, muts)
+			} else {
+				muts := make([]*ttl.Mutation, len(benchKeys))
+				for i := range muts {
+					muts[i] = ttlMutation(time.Hour)
+				}
+				errs, err = s.tbl.ApplyBulk(ctx, benchKeys, muts)
+			}
+			if err != nil || errs != nil {
+				b.Fatal(err, errs)
+			}
+		}
+	})
+}
+
+// BenchmarkReadRow reads one row of 5 live cells.
+func BenchmarkReadRow(b *testing.B) {
+	forImpls(b, readImpls, func(b *testing.B, s *side) {
+		s.write(b, "r", time.Hour)
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			if r := s.readRow(b, "r"); len(r[benchManaged]) != len(benchColumns) {
+				b.Fatalf("read %d cells, want %d", len(r[benchManaged]), len(benchColumns))
+			}
+		}
+	})
+}
+
+// BenchmarkReadRows scans 500 rows of 5 cells, 4 of which have expired.
+func BenchmarkReadRows(b *testing.B) {
+	forImpls(b, readImpls, func(b *testing.B, s *side) {
+		seedExpired(b, s)
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			if rows, cells := s.scan(b); rows != benchRows || cells != benchRows {
+				b.Fatalf("read %d rows of %d cells, want %d of %d", rows, cells, benchRows, benchRows)
+			}
+		}
+	})
+}
+
+// seedExpired writes the benchmark rows with 5 cells each: c0 to c3
+// written two minutes ago to live for one, so expired now, and c4 live.
+func seedExpired(b *testing.B, s *side) {
+	b.Helper()
+	now := s.clock.Now()
+	muts := func(life time.Duration, cols []string) ([]*bigtable.Mutation, []*ttl.Mutation) {
+		hand := bigtable.NewMutation()
+		rec := ttl.NewMutation()
+		for _, c := range cols {
+			hand.Set(benchManaged, c, bigtable.Time(s.clock.Now().Add(life)), benchValue)
+			rec.Set(benchManaged, c, benchValue, ttl.For(life))
+		}
+		raws := make([]*bigtable.Mutation, len(benchKeys))
+		recs := make([]*ttl.Mutation, len(benchKeys))
+		for i := range raws {
+			raws[i], recs[i] = hand, rec
+		}
+		return raws, recs
+	}
+	for _, w := range []struct {
+		at   time.Time
+		life time.Duration
+		cols []string
+	}{
+		{now.Add(-2 * time.Minute), time.Minute, benchColumns[:4]},
+		{now, time.Hour, benchColumns[4:]},
+	} {
+		s.clock.Set(w.at)
+		raws, recs := muts(w.life, w.cols)
+		var errs []error
+		var err error
+		if s.tbl == nil {
+			errs, err = s.raw.ApplyBulk(ctx, benchKeys, raws)
+		} else {
+			errs, err = s.tbl.ApplyBulk(ctx, benchKeys, recs)
+		}
+		if err != nil || errs != nil {
+			b.Fatal(err, errs)
+		}
+	}
+	s.clock.Set(now)
+}
+
+// BenchmarkCondApply applies a conditional mutation whose predicate, a
+// live lock cell, matches: the true branch refreshes a heartbeat cell.
+func BenchmarkCondApply(b *testing.B) {
+	lock := bigtable.ColumnRangeFilter(benchManaged, "lock", "lock\x00")
+	forImpls(b, condImpls, func(b *testing.B, s *side) {
+		seed := bigtable.NewMutation()
+		seed.Set(benchManaged, "lock", bigtable.Time(s.clock.Now().Add(time.Hour)), benchValue)
+		if err := s.raw.Apply(ctx, "r", seed); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			var matched bool
+			var err error
+			if s.tbl == nil {
+				now := s.clock.Now()
+				hb := bigtable.NewMutation()
+				hb.Set(benchManaged, "hb", bigtable.Time(now.Add(time.Minute)), benchValue)
+				take := bigtable.NewMutation()
+				take.Set(benchManaged, "lock", bigtable.Time(now.Add(time.Hour)), benchValue)
+				m := bigtable.NewCondMutation(bigtable.ChainFilters(handFilter(now), lock), hb, take)
+				err = s.raw.Apply(ctx, "r", m, bigtable.GetCondMutationResult(&matched))
+			} else {
+				hb := ttl.NewMutation()
+				hb.Set(benchManaged, "hb", benchValue, ttl.For(time.Minute))
+				take := ttl.NewMutation()
+				take.Set(benchManaged, "lock", benchValue, ttl.For(time.Hour))
+				m := ttl.NewCondMutation(lock, hb, take)
+				err = s.tbl.Apply(ctx, "r", m, bigtable.GetCondMutationResult(&matched))
+			}
+			if err != nil || !matched {
+				b.Fatal(err, matched)
+			}
+		}
+	})
+}
+
+// BenchmarkTimestamp computes one cell's timestamp: by hand, and with each
+// strategy. It must not allocate.
+func BenchmarkTimestamp(b *testing.B) {
+	now := base
+	b.Run("impl=raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkTimestamp = bigtable.Time(now.Add(time.Hour))
+		}
+	})
+	for _, tt := range []struct {
+		impl string
+		s    ttl.Strategy
+		life ttl.Lifetime
+	}{
+		{"ttl", ttl.OneSecond(), ttl.For(time.Hour)},
+		{"ttl-default", ttl.DefaultExpiration(48 * time.Hour), ttl.Default},
+		{"ttl-seqnum", ttl.SequenceNumbers(3), ttl.Version(7)},
+	} {
+		b.Run("impl="+tt.impl, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ts, err := tt.s.Timestamp(now, tt.life)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sinkTimestamp = ts
+			}
+		})
+	}
+}
+
+// BenchmarkReadFilter builds the benchmark table's read filter: by hand,
+// and as each kind of table builds it for a read.
+func BenchmarkReadFilter(b *testing.B) {
+	now := base
+	b.Run("impl=raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkFilter = handFilter(now)
+		}
+	})
+	for _, impl := range []string{"ttl", "ttl-undeclared", "ttl-wt"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			tbl := newBenchTable(b, nopTable{}, impl, newClock(now))
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkFilter = tbl.ReadFilter(now)
+			}
+		})
+	}
+}
+
+// nopTable is a bigtable.TableAPI that sends nothing: the client-side
+// benchmarks measure what the library adds before a request leaves.
+type nopTable struct{ bigtable.TableAPI }
+
+func (nopTable) Apply(context.Context, string, *bigtable.Mutation, ...bigtable.ApplyOption) error {
+	return nil
+}
+
+func (nopTable) ReadRow(context.Context, string, ...bigtable.ReadOption) (bigtable.Row, error) {
+	return nil, nil
+}
+
+// BenchmarkClientApply is BenchmarkApply without a server: the absolute
+// client-side cost of the recipe over building the mutation by hand. It is
+// not one of the pairs with a target; it says where the difference lies.
+func BenchmarkClientApply(b *testing.B) {
+	clock := newClock(base)
+	b.Run("impl=raw", func(b *testing.B) {
+		var api bigtable.TableAPI = nopTable{}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := api.Apply(ctx, "r", handMutation(clock.Now(), time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=ttl", func(b *testing.B) {
+		tbl := newBenchTable(b, nopTable{}, "ttl", clock)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := tbl.Apply(ctx, "r", ttlMutation(time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkClientReadRow is BenchmarkReadRow without a server: the
+// client-side cost of the library's read options and filter.
+func BenchmarkClientReadRow(b *testing.B) {
+	clock := newClock(base)
+	b.Run("impl=raw", func(b *testing.B) {
+		var api bigtable.TableAPI = nopTable{}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := api.ReadRow(ctx, "r", bigtable.RowFilter(handFilter(clock.Now()))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=ttl", func(b *testing.B) {
+		tbl := newBenchTable(b, nopTable{}, "ttl", clock)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tbl.ReadRow(ctx, "r"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

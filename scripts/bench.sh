@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# bench.sh runs the benchmark pairs of BENCHMARKS.md: each sub-benchmark
+# (raw client by hand, library, library variants) in a process of its own,
+# alternated round after round, then summarises them with benchstat and
+# checks the targets.
+#
+#   scripts/bench.sh                      # 20 rounds of 0.5s each: ~10 minutes
+#   ROUNDS=5 BENCHTIME=0.2s scripts/bench.sh
+#   SCALE=1 scripts/bench.sh              # also the scale tests (~2 minutes more)
+#
+# Environment: ROUNDS (20), BENCHTIME (0.5s), CPU (1, the benchmarks'
+# GOMAXPROCS), BENCH (a -bench pattern choosing the benchmarks; all by
+# default), SCALE (0), OUT (a directory for the results; default
+# $TMPDIR/cellttl-bench). It writes $OUT/results.txt (go test output),
+# $OUT/scale.txt and $OUT/summary.md (everything BENCHMARKS.md reports).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-20}
+BENCHTIME=${BENCHTIME:-0.5s}
+CPU=${CPU:-1}
+SCALE=${SCALE:-0}
+BENCH=${BENCH:-.}
+OUT=${OUT:-${TMPDIR:-/tmp}/cellttl-bench}
+mkdir -p "$OUT"
+
+benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
+if [ ! -x "$benchstat" ]; then
+	go install golang.org/x/perf/cmd/benchstat@latest
+fi
+
+bin="$OUT/ttl.test"
+go test -c -o "$bin" .
+
+# The sub-benchmarks, as the binary names them: one quick pass of each.
+mapfile -t names < <("$bin" -test.run '^$' -test.bench "$BENCH" -test.benchtime 1x -test.cpu "$CPU" |
+	awk '/^Benchmark/ { print $1 }')
+benches=$(printf '%s\n' "${names[@]}" | sed 's,/.*,,' | awk '!seen[$0]++')
+
+results="$OUT/results.txt"
+: >"$results"
+for round in $(seq 1 "$ROUNDS"); do
+	echo "round $round of $ROUNDS" >&2
+	for b in $benches; do
+		impls=$(printf '%s\n' "${names[@]}" | awk -F/ -v b="$b" '$1 == b { print $2 }')
+		if [ $((round % 2)) -eq 0 ]; then
+			impls=$(echo "$impls" | tac)
+		fi
+		for impl in $impls; do
+			"$bin" -test.run '^$' -test.bench "^$b\$/^$impl\$" -test.benchtime "$BENCHTIME" \
+				-test.cpu "$CPU" -test.count 1 | grep '^Benchmark' >>"$results"
+		done
+	done
+done
+
+# ratios BASE OTHER prints a Markdown row per benchmark and unit: the
+# medians of impl=BASE and impl=OTHER and their ratio.
+ratios() {
+	"$benchstat" -format csv -col "/impl@($1 $2)" "$results" 2>/dev/null | awk -F, -v base="$1" -v other="$2" '
+		$2 == base && $4 == other { header = 1; next }
+		header { unit = $2; header = 0; next }
+		$1 == "" || $1 == "geomean" { next }
+		unit != "" && $2 != "" && $4 != "" {
+			r = ($2 == 0) ? ($4 == 0 ? "1.000" : "∞") : sprintf("%.3f", $4 / $2)
+			printf "| %s | %s | %s | %s | %s | %s |\n", $1, unit, base " → " other, human($2, unit), human($4, unit), r
+		}
+		function human(v, unit) {
+			if (unit !~ /sec\/op$/) return (v == int(v)) ? sprintf("%d", v) : sprintf("%.1f", v)
+			if (v < 1e-6) return sprintf("%.1f ns", v * 1e9)
+			if (v < 1e-3) return sprintf("%.1f µs", v * 1e6)
+			return sprintf("%.2f ms", v * 1e3)
+		}'
+}
+
+# paired BASE OTHER prints a Markdown row per benchmark and unit: the
+# median, over the rounds, of impl=OTHER's result divided by impl=BASE's
+# in the same round. The two ran one after the other, so a change in the
+# machine's load between rounds cancels out.
+paired() {
+	awk -v base="$1" -v other="$2" '
+		/^Benchmark/ {
+			name = $1; sub(/-[0-9]+$/, "", name)
+			split(name, part, "/"); b = part[1]; sub(/^Benchmark/, "", b); impl = part[2]; sub(/^impl=/, "", impl)
+			k = ++seen[name]
+			if (!(b in order)) { order[b] = ++nb; bench[nb] = b }
+			for (i = 3; i < NF; i += 2) {
+				v[b, impl, $(i + 1), k] = $i
+				if (!($(i + 1) in units)) { units[$(i + 1)] = ++nu; unit[nu] = $(i + 1) }
+			}
+			rounds[b, impl] = k
+		}
+		END {
+			for (u = 1; u <= nu; u++) for (j = 1; j <= nb; j++) {
+				b = bench[j]; n = 0
+				for (k = 1; k <= rounds[b, base] && k <= rounds[b, other]; k++) {
+					x = v[b, base, unit[u], k]; y = v[b, other, unit[u], k]
+					if (x == "" || y == "") continue
+					r[++n] = (x == 0) ? (y == 0 ? 1 : 1e9) : y / x
+				}
+				if (n == 0) continue
+				for (i = 2; i <= n; i++) for (m = i; m > 1 && r[m - 1] > r[m]; m--) { t = r[m]; r[m] = r[m - 1]; r[m - 1] = t }
+				med = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+				printf "| %s | %s | %s | %.3f | %.3f–%.3f | %d |\n", b, unit[u], base " → " other, med, r[1], r[n], n
+			}
+		}' "$results"
+}
+
+{
+	echo "# Benchmark results"
+	echo
+	echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+	echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with local changes)')"
+	echo "- $(go version)"
+	echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; memory $(free -g | awk '/^Mem:/ { print $2 }') GiB"
+	echo "- $ROUNDS alternated rounds, -benchtime $BENCHTIME, -cpu $CPU"
+	echo
+	echo "## Pairs: raw client by hand vs library (medians, ratio library ÷ raw)"
+	echo
+	echo '```'
+	"$benchstat" -col '/impl@(raw ttl)' "$results"
+	echo '```'
+	echo
+	echo "| benchmark | unit | pair | median A | median B | B ÷ A |"
+	echo "|---|---|---|---:|---:|---:|"
+	ratios raw ttl
+	echo
+	echo "Paired: the median of the per-round ratios (the two sides ran back to back in each round), with their range."
+	echo
+	echo "| benchmark | unit | pair | median ratio B ÷ A | range | rounds |"
+	echo "|---|---|---|---:|---:|---:|"
+	paired raw ttl
+	echo
+	echo "## Without OtherFamilies (a regex in the filter) vs raw"
+	echo
+	echo "| benchmark | unit | pair | median A | median B | B ÷ A |"
+	echo "|---|---|---|---:|---:|---:|"
+	ratios raw ttl-undeclared
+	echo
+	echo "## RecordWriteTime: library without and with"
+	echo
+	echo "| benchmark | unit | pair | median A | median B | B ÷ A |"
+	echo "|---|---|---|---:|---:|---:|"
+	ratios ttl ttl-wt
+	ratios ttl ttl-wt-read
+	echo
+	echo "## Strategy.Timestamp"
+	echo
+	echo '```'
+	"$benchstat" -filter '.name:Timestamp' -col '/impl@(raw ttl ttl-default ttl-seqnum)' "$results"
+	echo '```'
+	echo
+	echo "## RPCs and bytes on the wire (go test -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage' -v)"
+	echo
+	echo '```'
+	go test -count 1 -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage' -v . | grep -E 'rpc_test.go|^(--- |ok|FAIL)'
+	echo '```'
+} >"$OUT/summary.md"
+
+if [ "$SCALE" = 1 ]; then
+	go test -count 1 -tags scale -run '^TestScale(ApplyBulk|ReadRows)$' -v -timeout 60m . >"$OUT/scale.txt" 2>&1 || true
+	{
+		echo
+		echo "## Scale (go test -tags scale -run '^TestScale' -v)"
+		echo
+		grep -E '^\s+scale_test.go:[0-9]+: ' "$OUT/scale.txt" | sed -E 's/^\s+scale_test.go:[0-9]+: //'
+		grep -E '^(--- |ok|FAIL)' "$OUT/scale.txt"
+	} >>"$OUT/summary.md"
+fi
+
+# The targets: each pair within 1.05 of raw in time (wall and CPU) and
+# allocations, as median per-round ratios, and Strategy.Timestamp free of
+# allocations.
+misses=$(
+	{
+		paired raw ttl | awk -F'|' '
+			$2 ~ /^ (Apply|ApplyBulk|ReadRow|ReadRows|CondApply) $/ && $3 ~ /^ (ns|cpu-ns|allocs)\/op $/ && $5 + 0 > 1.05 { print }'
+		for impl in ttl ttl-default ttl-seqnum; do
+			"$benchstat" -format csv -filter '.name:Timestamp' -col "/impl@($impl)" "$results" 2>/dev/null |
+				awk -F, -v impl="$impl" '/allocs\/op/ { a = 1; next } a && $1 == "Timestamp" && $2 + 0 > 0 { print "Timestamp " impl " allocates " $2 }'
+		done
+	}
+)
+{
+	echo
+	echo "## Targets"
+	echo
+	if [ -z "$misses" ]; then
+		echo "All pairs within 1.05 of raw in time (wall and CPU) and allocations; Strategy.Timestamp allocates nothing."
+	else
+		echo "Missed (median per-round ratio over 1.05):"
+		echo
+		echo "$misses"
+	fi
+} >>"$OUT/summary.md"
+
+echo "results in $OUT: results.txt, summary.md" >&2
+cat "$OUT/summary.md"

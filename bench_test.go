@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -144,19 +143,12 @@ func newBenchTable(b *testing.B, tbl bigtable.TableAPI, impl string, clock *fake
 // operation costs. On a machine shared with other work, wall time varies
 // with their load; CPU time much less.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime(b)
+	start, ok := cpuTime(b)
 	return func() {
-		b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+		if end, _ := cpuTime(b); ok {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
 	}
-}
-
-// cpuTime returns the user and system CPU time of the process.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // forImpls runs bench as one sub-benchmark per impl, each on a fresh side.
@@ -231,7 +223,8 @@ func BenchmarkApply(b *testing.B) {
 	forImpls(b, writeImpls, func(b *testing.B, s *side) {
 		b.ReportAllocs()
 		defer reportCPU(b)()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			s.write(b, "r", time.Hour)
 		}
 	})
@@ -243,7 +236,8 @@ func BenchmarkApplyBulk(b *testing.B) {
 	forImpls(b, writeImpls, func(b *testing.B, s *side) {
 		b.ReportAllocs()
 		defer reportCPU(b)()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			var errs []error
 			var err error
 			if s.tbl == nil {
@@ -273,7 +267,8 @@ func BenchmarkReadRow(b *testing.B) {
 		s.write(b, "r", time.Hour)
 		b.ReportAllocs()
 		defer reportCPU(b)()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if r := s.readRow(b, "r"); len(r[benchManaged]) != len(benchColumns) {
 				b.Fatalf("read %d cells, want %d", len(r[benchManaged]), len(benchColumns))
 			}
@@ -287,7 +282,8 @@ func BenchmarkReadRows(b *testing.B) {
 		seedExpired(b, s)
 		b.ReportAllocs()
 		defer reportCPU(b)()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if rows, cells := s.scan(b); rows != benchRows || cells != benchRows {
 				b.Fatalf("read %d rows of %d cells, want %d of %d", rows, cells, benchRows, benchRows)
 			}
@@ -350,7 +346,8 @@ func BenchmarkCondApply(b *testing.B) {
 		}
 		b.ReportAllocs()
 		defer reportCPU(b)()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			var matched bool
 			var err error
 			if s.tbl == nil {
@@ -382,7 +379,8 @@ func BenchmarkTimestamp(b *testing.B) {
 	now := base
 	b.Run("impl=raw", func(b *testing.B) {
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			sinkTimestamp = bigtable.Time(now.Add(time.Hour))
 		}
 	})
@@ -397,7 +395,8 @@ func BenchmarkTimestamp(b *testing.B) {
 	} {
 		b.Run("impl="+tt.impl, func(b *testing.B) {
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				ts, err := tt.s.Timestamp(now, tt.life)
 				if err != nil {
 					b.Fatal(err)
@@ -414,7 +413,8 @@ func BenchmarkReadFilter(b *testing.B) {
 	now := base
 	b.Run("impl=raw", func(b *testing.B) {
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			sinkFilter = handFilter(now)
 		}
 	})
@@ -422,7 +422,8 @@ func BenchmarkReadFilter(b *testing.B) {
 		b.Run("impl="+impl, func(b *testing.B) {
 			tbl := newBenchTable(b, nopTable{}, impl, newClock(now))
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				sinkFilter = tbl.ReadFilter(now)
 			}
 		})
@@ -449,7 +450,8 @@ func BenchmarkClientApply(b *testing.B) {
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = nopTable{}
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if err := api.Apply(ctx, "r", handMutation(clock.Now(), time.Hour)); err != nil {
 				b.Fatal(err)
 			}
@@ -458,7 +460,8 @@ func BenchmarkClientApply(b *testing.B) {
 	b.Run("impl=ttl", func(b *testing.B) {
 		tbl := newBenchTable(b, nopTable{}, "ttl", clock)
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if err := tbl.Apply(ctx, "r", ttlMutation(time.Hour)); err != nil {
 				b.Fatal(err)
 			}
@@ -473,7 +476,8 @@ func BenchmarkClientReadRow(b *testing.B) {
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = nopTable{}
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if _, err := api.ReadRow(ctx, "r", bigtable.RowFilter(handFilter(clock.Now()))); err != nil {
 				b.Fatal(err)
 			}
@@ -482,7 +486,8 @@ func BenchmarkClientReadRow(b *testing.B) {
 	b.Run("impl=ttl", func(b *testing.B) {
 		tbl := newBenchTable(b, nopTable{}, "ttl", clock)
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if _, err := tbl.ReadRow(ctx, "r"); err != nil {
 				b.Fatal(err)
 			}

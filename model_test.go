@@ -1386,7 +1386,7 @@ func generate(v *variant, seed uint64, n int) []op {
 // index of the first operation whose outcome differs, with a description,
 // or -1. Every rawEvery operations, and at the end, the raw table must
 // store exactly the model's cells.
-func run(t testing.TB, e *emulator, v *variant, name string, ops []op, st *stats) (int, string) {
+func run(t testing.TB, e *emulator, v *variant, name string, ops []op, st *runStats) (int, string) {
 	t.Helper()
 	const rawEvery = 16
 	clock := newClock(base)
@@ -1405,9 +1405,9 @@ func run(t testing.TB, e *emulator, v *variant, name string, ops []op, st *stats
 	return -1, ""
 }
 
-// stats counts what a run exercised, so that a generator that stops
+// runStats counts what a run exercised, so that a generator that stops
 // producing some kind of case is noticed.
-type stats struct {
+type runStats struct {
 	written, refused   int
 	sentinels          map[string]int
 	matched, unmatched int // conditional predicates
@@ -1415,7 +1415,7 @@ type stats struct {
 	orderDependent     int // reads whose result depends on the family order
 }
 
-func (st *stats) outcome(err error) {
+func (st *runStats) outcome(err error) {
 	if st == nil {
 		return
 	}
@@ -1431,12 +1431,12 @@ func (st *stats) outcome(err error) {
 	}
 }
 
-func (st *stats) String() string {
+func (st *runStats) String() string {
 	return fmt.Sprintf("%d writes applied, %d refused %v; conditions %d matched, %d not; %d reads, %d of rows holding hidden cells, %d depending on family order",
 		st.written, st.refused, st.sentinels, st.matched, st.unmatched, st.reads, st.hiding, st.orderDependent)
 }
 
-func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *stats) string {
+func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *runStats) string {
 	switch o.kind {
 	case opClock:
 		clock.Set(o.at)
@@ -1662,7 +1662,7 @@ func TestModel(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			e := newEmulator(t)
 			ops := generate(v, seed+uint64(i), n)
-			st := &stats{sentinels: map[string]int{}}
+			st := &runStats{sentinels: map[string]int{}}
 			idx, msg := run(t, e, v, "t", ops, st)
 			if idx < 0 {
 				t.Log(st)

@@ -77,9 +77,9 @@ var (
 func requestedExpiry(life Lifetime, now time.Time, def time.Duration) (time.Time, bool) {
 	switch life.kind {
 	case lifeFor:
-		return now.Add(life.d), true
+		return now.Add(time.Duration(life.n)), true
 	case lifeUntil:
-		return life.t, true
+		return life.until(), true
 	case lifeDefault:
 		return now.Add(def), def > 0
 	}

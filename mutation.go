@@ -60,7 +60,7 @@ func NewCondMutation(cond bigtable.Filter, mtrue, mfalse *Mutation) *Mutation {
 // when the new one expires: use [Mutation.Replace] when the newest write
 // must win.
 func (m *Mutation) Set(family, column string, value []byte, life Lifetime) {
-	m.ops = append(m.ops, mutationOp{kind: opSet, family: family, column: column, value: value, life: life})
+	m.record(mutationOp{kind: opSet, family: family, column: column, value: value, life: life})
 }
 
 // Replace records deleting every cell of family:column and then writing
@@ -69,22 +69,31 @@ func (m *Mutation) Set(family, column string, value []byte, life Lifetime) {
 // SequenceNumbers it deletes the column's earlier versions too: to keep
 // them, use Set.
 func (m *Mutation) Replace(family, column string, value []byte, life Lifetime) {
-	m.ops = append(m.ops, mutationOp{kind: opReplace, family: family, column: column, value: value, life: life})
+	m.record(mutationOp{kind: opReplace, family: family, column: column, value: value, life: life})
 }
 
 // DeleteCellsInColumn records deleting every cell of family:column.
 func (m *Mutation) DeleteCellsInColumn(family, column string) {
-	m.ops = append(m.ops, mutationOp{kind: opDeleteColumn, family: family, column: column})
+	m.record(mutationOp{kind: opDeleteColumn, family: family, column: column})
 }
 
 // DeleteCellsInFamily records deleting every cell of family in the row.
 func (m *Mutation) DeleteCellsInFamily(family string) {
-	m.ops = append(m.ops, mutationOp{kind: opDeleteFamily, family: family})
+	m.record(mutationOp{kind: opDeleteFamily, family: family})
 }
 
 // DeleteRow records deleting the whole row.
 func (m *Mutation) DeleteRow() {
-	m.ops = append(m.ops, mutationOp{kind: opDeleteRow})
+	m.record(mutationOp{kind: opDeleteRow})
+}
+
+// record adds a change. The first makes room for four, so that a small
+// mutation takes one allocation for its changes, not one per doubling.
+func (m *Mutation) record(op mutationOp) {
+	if m.ops == nil {
+		m.ops = make([]mutationOp, 0, 4)
+	}
+	m.ops = append(m.ops, op)
 }
 
 // A ReadModifyWrite is a recipe of changes that the server applies to the

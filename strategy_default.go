@@ -34,7 +34,7 @@ func (s defaultExpiration) Timestamp(now time.Time, life Lifetime) (bigtable.Tim
 	if err := s.valid(); err != nil {
 		return 0, err
 	}
-	return timeRule{s.d}.timestamp(now, life, s)
+	return timeRule{s.d}.timestamp(now, life, s.String)
 }
 
 func (s defaultExpiration) Filter(now time.Time) bigtable.Filter {

@@ -27,7 +27,7 @@ var _ strategy = oneSecond{}
 var oneSecondRule = timeRule{}
 
 func (s oneSecond) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
-	return oneSecondRule.timestamp(now, life, s)
+	return oneSecondRule.timestamp(now, life, s.String)
 }
 
 func (oneSecond) Filter(now time.Time) bigtable.Filter { return oneSecondRule.filter(now) }

@@ -39,10 +39,10 @@ func (s sequenceNumbers) Timestamp(_ time.Time, life Lifetime) (bigtable.Timesta
 	if life.kind != lifeVersion {
 		return 0, fmt.Errorf("%w: %v under %v, which keeps versions; use Version", ErrLifetime, life, s)
 	}
-	if life.seq < 0 || life.seq > maxSequence {
+	if life.n < 0 || life.n > maxSequence {
 		return 0, fmt.Errorf("%w: %v under %v: sequence numbers run from 0 to %d", ErrOutOfRange, life, s, int64(maxSequence))
 	}
-	return bigtable.Timestamp(life.seq * 1000), nil
+	return bigtable.Timestamp(life.n * 1000), nil
 }
 
 func (s sequenceNumbers) Filter(time.Time) bigtable.Filter {

@@ -137,10 +137,14 @@ func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigt
 // mutation is not sent and its error is reported at its index; the others
 // are applied. Conditional mutations cannot be applied in bulk.
 //
+// Rows are built and sent in the groups the bigtable client would send as
+// one request each (at most 100,000 changes), so that the built mutations
+// of only one group are in memory at a time.
+//
 // errs is nil when every row was written; otherwise it has one entry per
-// row, nil for each row written. A non-nil err means the request failed as
-// a whole (or rows and muts differ in length): no row is known to be
-// written, and every row sent has an error in errs.
+// row, nil for each row written. A non-nil err means every request failed
+// (or rows and muts differ in length): no row is known to be written, and
+// every row sent has an error in errs.
 func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, opts ...bigtable.ApplyOption) (errs []error, err error) {
 	if err := t.check(ctx, "ApplyBulk"); err != nil {
 		return nil, err
@@ -149,55 +153,92 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 		return nil, fmt.Errorf("%w: ApplyBulk: %d rows but %d mutations", ErrInvalidMutation, len(rows), len(muts))
 	}
 	now := t.now()
-	sendRows := make([]string, 0, len(rows))
-	sendMuts := make([]*bigtable.Mutation, 0, len(muts))
-	var sent []int // index in rows of each row sent; nil while all are sent
-	for i, m := range muts {
-		if m != nil && m.isCond {
-			err = fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i])
-		} else {
-			var bm *bigtable.Mutation
-			if bm, err = t.build(now, m, false); err == nil {
-				if sent != nil {
-					sent = append(sent, i)
-				}
-				sendRows = append(sendRows, rows[i])
-				sendMuts = append(sendMuts, bm)
-				continue
-			}
-		}
+	fail := func(i int, err error) {
 		if errs == nil {
 			errs = make([]error, len(rows))
-			sent = make([]int, len(sendRows), len(rows))
-			for j := range sent {
-				sent[j] = j
-			}
 		}
 		errs[i] = err
 	}
-	if len(sendRows) == 0 {
-		return errs, nil
-	}
-	sendErrs, err := t.tbl.ApplyBulk(ctx, sendRows, sendMuts, opts...)
-	if sendErrs == nil && err == nil {
-		return errs, nil
-	}
-	if errs == nil {
-		errs = make([]error, len(rows))
-	}
-	for j := range sendRows {
-		i := j
-		if sent != nil {
-			i = sent[j]
+	var (
+		g              bulkGroup
+		groups, failed int
+		firstErr       error
+	)
+	send := func() {
+		if len(g.rows) == 0 {
+			return
 		}
-		switch {
-		case err != nil:
-			errs[i] = err
-		case j < len(sendErrs):
-			errs[i] = sendErrs[j]
+		groups++
+		sendErrs, err := t.tbl.ApplyBulk(ctx, g.rows, g.muts, opts...)
+		for j, i := range g.index {
+			switch {
+			case err != nil:
+				fail(i, err)
+			case j < len(sendErrs) && sendErrs[j] != nil:
+				fail(i, sendErrs[j])
+			}
 		}
+		if err != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		g.reset()
 	}
-	return errs, err
+	for i, m := range muts {
+		if m != nil && m.isCond {
+			fail(i, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i]))
+			continue
+		}
+		bm, err := t.build(now, m, false)
+		if err != nil {
+			fail(i, err)
+			continue
+		}
+		n := t.changes(m)
+		if g.changes+n > maxBulkChanges {
+			send()
+		}
+		g.add(i, rows[i], bm, n, len(rows))
+	}
+	send()
+	if groups > 0 && failed == groups {
+		return errs, firstErr
+	}
+	return errs, nil
+}
+
+// maxBulkChanges is the most changes the bigtable client sends in one
+// MutateRows request (its maxMutations); it groups rows greedily, never
+// splitting one, and ApplyBulk groups them the same way.
+const maxBulkChanges = 100_000
+
+// bulkGroup is the rows ApplyBulk sends in one request.
+type bulkGroup struct {
+	rows    []string
+	muts    []*bigtable.Mutation
+	index   []int // of each row in ApplyBulk's arguments
+	changes int
+}
+
+func (g *bulkGroup) add(i int, row string, m *bigtable.Mutation, changes, capacity int) {
+	if g.rows == nil {
+		capacity = min(capacity, maxBulkChanges)
+		g.rows = make([]string, 0, capacity)
+		g.muts = make([]*bigtable.Mutation, 0, capacity)
+		g.index = make([]int, 0, capacity)
+	}
+	g.rows = append(g.rows, row)
+	g.muts = append(g.muts, m)
+	g.index = append(g.index, i)
+	g.changes += changes
+}
+
+// reset empties the group, letting its mutations go.
+func (g *bulkGroup) reset() {
+	clear(g.muts)
+	g.rows, g.muts, g.index, g.changes = g.rows[:0], g.muts[:0], g.index[:0], 0
 }
 
 // ReadRow reads the live cells of one row, like bigtable.Table.ReadRow. A
@@ -466,15 +507,35 @@ func (t *Table) add(bm *bigtable.Mutation, now time.Time, o mutationOp) error {
 	if err != nil {
 		return fmt.Errorf("%w (family %q, column %q)", err, o.family, o.column)
 	}
-	if exp, ok := s.expiry(ts); ok && t.margin > 0 && !exp.After(now.Add(t.margin)) {
-		return fmt.Errorf("%w: %v expires at %v, within the read margin of %v after now (%v) (family %q, column %q)",
-			ErrExpired, o.life, exp.UTC().Format(time.RFC3339Nano), t.margin, now.UTC().Format(time.RFC3339Nano), o.family, o.column)
+	if t.margin > 0 {
+		if exp, ok := s.expiry(ts); ok && !exp.After(now.Add(t.margin)) {
+			return fmt.Errorf("%w: %v expires at %v, within the read margin of %v after now (%v) (family %q, column %q)",
+				ErrExpired, o.life, exp.UTC().Format(time.RFC3339Nano), t.margin, now.UTC().Format(time.RFC3339Nano), o.family, o.column)
+		}
 	}
 	bm.Set(o.family, o.column, ts, o.value)
 	if t.writeTimes {
 		bm.Set(o.family, companionPrefix+o.column, ts, encodeWriteTime(now))
 	}
 	return nil
+}
+
+// changes returns how many changes build makes of m, a valid mutation
+// that is not conditional: what the bigtable client counts against its
+// limit per request. It follows add.
+func (t *Table) changes(m *Mutation) int {
+	n := 0
+	for _, o := range m.ops {
+		c := 1
+		if o.kind == opReplace {
+			c = 2 // delete the column, set the cell
+		}
+		if _, managed := t.managed[o.family]; managed && t.writeTimes && o.kind != opDeleteFamily && o.kind != opDeleteRow {
+			c *= 2 // the same for the companion
+		}
+		n += c
+	}
+	return n
 }
 
 // addUnmanaged adds a change to a family without a strategy: only Default

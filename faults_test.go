@@ -14,10 +14,8 @@ import (
 	"cloud.google.com/go/bigtable"
 	btpb "cloud.google.com/go/bigtable/apiv2/bigtablepb"
 	"cloud.google.com/go/bigtable/bttest"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
@@ -53,21 +51,7 @@ func newFaultServer(t testing.TB, srvOpts []grpc.ServerOption, dialOpts ...grpc.
 	}
 	f := &faultServer{srv: srv}
 	t.Cleanup(f.Close)
-	conn, err := grpc.NewClient(srv.Addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := bigtable.NewClientWithConfig(ctx, "proj", "inst",
-		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.emulator = &emulator{admin: admin, client: client}
+	f.emulator = connect(t, srv.Addr, dialOpts...)
 	return f
 }
 

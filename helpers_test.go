@@ -66,7 +66,14 @@ func newEmulator(t testing.TB, opts ...grpc.DialOption) *emulator {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	conn, err := grpc.NewClient(srv.Addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
+	return connect(t, srv.Addr, opts...)
+}
+
+// connect makes the admin and data clients of an emulator at addr, closed
+// after the test.
+func connect(t testing.TB, addr string, opts ...grpc.DialOption) *emulator {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ package ttl_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -29,9 +28,7 @@ import (
 
 	"cloud.google.com/go/bigtable"
 	"cloud.google.com/go/bigtable/bttest"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cellttl/ttl"
 )
@@ -79,11 +76,7 @@ func startEmulatorProcess(t *testing.T) (*bigtable.Table, func()) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var conn *grpc.ClientConn
 	stop := sync.OnceFunc(func() {
-		if conn != nil {
-			conn.Close()
-		}
 		stdin.Close()
 		_ = cmd.Wait() // the child's exit status says nothing here
 	})
@@ -100,30 +93,8 @@ func startEmulatorProcess(t *testing.T) (*bigtable.Table, func()) {
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }() // the child's test output
 
-	conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := bigtable.NewClientWithConfig(ctx, "proj", "inst",
-		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.CreateTable(ctx, "t"); err != nil {
-		t.Fatal(err)
-	}
-	for _, fam := range []string{benchManaged, benchOther} {
-		if err := admin.CreateColumnFamily(ctx, "t", fam); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return client.Open("t"), stop
+	e := connect(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+	return e.table(t, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil}), stop
 }
 
 // usage is what one run of a job cost the client.

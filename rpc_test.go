@@ -143,6 +143,23 @@ type rpcCase struct {
 // its raw equivalent makes, and, where the two send the same request, that
 // the bytes each way are the same: the library adds no round trip and no
 // byte. The one deliberate exception, read-modify-write in a
+
+// checkSameRPCs runs a case's raw and library operations and checks that
+// they make the same calls, and, where the case says so, send and receive
+// the same bytes.
+func checkSameRPCs(t *testing.T, w *wire, c rpcCase) {
+	t.Helper()
+	byHand := w.measure(t, c.raw)
+	lib := w.measure(t, c.ttl)
+	t.Logf("raw: %v; ttl: %v", byHand, lib)
+	assert.NotEmpty(t, byHand.Calls)
+	assert.Equal(t, byHand.Calls, lib.Calls, "calls")
+	if c.same {
+		assert.Equal(t, byHand.Sent, lib.Sent, "request bytes")
+		assert.Equal(t, byHand.Recv, lib.Recv, "response bytes")
+	}
+}
+
 // DefaultExpiration family, is checked on its own.
 func TestRPCCounts(t *testing.T) {
 	clock := newClock(base)
@@ -273,17 +290,7 @@ func TestRPCCounts(t *testing.T) {
 		same: true,
 	}}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			byHand := w.measure(t, c.raw)
-			lib := w.measure(t, c.ttl)
-			t.Logf("raw: %v; ttl: %v", byHand, lib)
-			assert.NotEmpty(t, byHand.Calls)
-			assert.Equal(t, byHand.Calls, lib.Calls, "calls")
-			if c.same {
-				assert.Equal(t, byHand.Sent, lib.Sent, "request bytes")
-				assert.Equal(t, byHand.Recv, lib.Recv, "response bytes")
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkSameRPCs(t, w, c) })
 	}
 	assert.Equal(t, 500, rawRows, "rows the raw scan read")
 	assert.Equal(t, 500, libRows, "rows the library's scan read")
@@ -359,17 +366,7 @@ func TestRPCCountsWriteTimes(t *testing.T) {
 		},
 		same: true,
 	}} {
-		t.Run(c.name, func(t *testing.T) {
-			byHand := w.measure(t, c.raw)
-			lib := w.measure(t, c.ttl)
-			t.Logf("raw: %v; ttl: %v", byHand, lib)
-			assert.NotEmpty(t, byHand.Calls)
-			assert.Equal(t, byHand.Calls, lib.Calls, "calls")
-			if c.same {
-				assert.Equal(t, byHand.Sent, lib.Sent, "request bytes")
-				assert.Equal(t, byHand.Recv, lib.Recv, "response bytes")
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkSameRPCs(t, w, c) })
 	}
 }
 

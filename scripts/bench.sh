@@ -24,10 +24,10 @@ BENCH=${BENCH:-.}
 OUT=${OUT:-${TMPDIR:-/tmp}/cellttl-bench}
 mkdir -p "$OUT"
 
-benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
-if [ ! -x "$benchstat" ]; then
-	go install golang.org/x/perf/cmd/benchstat@latest
-fi
+# benchstat, pinned: its output is parsed below.
+BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+GOBIN="$OUT/bin" go install "$BENCHSTAT"
+benchstat="$OUT/bin/benchstat"
 
 bin="$OUT/ttl.test"
 go test -c -o "$bin" .

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -55,25 +54,11 @@ type Plan struct {
 // create it when it is missing, change its GC policy otherwise.
 //
 // Before a change, EnsureFamilies counts the rows whose cells the change
-// would delete or hide. A cell counts unless the current policy already
-// lets GC delete it by age:
-//
-//   - to OneSecond or DefaultExpiration(d): a cell stamped before the
-//     strategy's live range (ts + d ≤ now; under OneSecond ts ≤ now),
-//     which reads hide at once and the policy MaxAge(d) deletes. A
-//     sequence number (a timestamp before 2000) is such a cell.
-//   - to OneSecond or DefaultExpiration(d) from a policy whose age a is
-//     longer than the strategy's own (MaxAge(a) with a > d; a > 1s for
-//     OneSecond): a live cell, which lived until ts + a and now expires
-//     a − d earlier (a earlier under OneSecond), before the expiry it was
-//     written with. Cells stamped from MaxTimestamp − a on, Forever under
-//     the old age, still expire in the year 294,000 and do not count.
-//     From a policy without an age rule (no GC, a version limit) nothing
-//     moves: cells written with their write times live d from then.
-//   - to SequenceNumbers(n): a cell stamped in 2000 or later, which would
-//     outrank every sequence number written after it, and, unless the
-//     current policy already keeps at most n versions, a column with more
-//     than n cells, whose oldest MaxVersions(n) deletes.
+// would delete or hide, by the data-loss rules (see loss.go): cells the new
+// strategy reads as expired at once, live cells whose expiries a shorter age
+// moves earlier, sequence numbers under an age-based policy, real-time
+// timestamps or surplus versions under SequenceNumbers. A cell counts
+// unless the current policy already lets GC delete it by age.
 type FamilyPlan struct {
 	FamilyStatus
 
@@ -104,102 +89,6 @@ type FamilyPlan struct {
 
 	// Done reports that the family was created or changed.
 	Done bool
-}
-
-// String returns the plan as a table a person can read, one family a line,
-// with what each change would lose and what its scan read below.
-func (p *Plan) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "table %q at %s: %s\n", p.Table, formatTime(p.Now), p.state())
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "FAMILY\tSTRATEGY\tFOUND\tWANT\tACTION\tROWS LOST")
-	for _, f := range p.Families {
-		rows := "-"
-		if f.Exists() && !f.Matches() {
-			rows = fmt.Sprint(f.Rows)
-		}
-		fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\t%s\n", f.Family, f.Strategy, describePolicy(f.Found), describePolicy(f.Want), f.action(p.DryRun), rows)
-	}
-	w.Flush()
-	for _, f := range p.Families {
-		for _, l := range f.Losses {
-			fmt.Fprintf(&b, "  %s: %s\n", f.Family, l.Reason)
-		}
-		if f.Resurfaced > 0 {
-			fmt.Fprintf(&b, "  %s: %s\n", f.Family, f.resurfaced())
-		}
-		if f.Scan.Reads > 0 {
-			fmt.Fprintf(&b, "  %s: scan: %s, %s and %s seen, %s returned\n", f.Family, plural(f.Scan.Reads, "read", "reads"),
-				plural(f.Scan.RowsSeen, "row", "rows"), plural(f.Scan.CellsSeen, "cell", "cells"), plural(f.Scan.CellsReturned, "cell", "cells"))
-		}
-	}
-	return b.String()
-}
-
-// state sums the plan up for its first line.
-func (p *Plan) state() string {
-	pending, refused, done := 0, 0, 0
-	for _, f := range p.Families {
-		switch {
-		case f.Refused:
-			refused++
-		case f.Done:
-			done++
-		case !f.Matches():
-			pending++
-		}
-	}
-	var s string
-	switch {
-	case refused > 0 && p.DryRun:
-		s = fmt.Sprintf("dry run, nothing changed; %s would be refused", plural(refused, "change", "changes"))
-	case refused > 0:
-		s = fmt.Sprintf("%s refused, nothing changed", plural(refused, "change", "changes"))
-	case p.DryRun && pending > 0:
-		s = fmt.Sprintf("dry run, nothing changed; %s to make", plural(pending, "change", "changes"))
-	case pending == 0 && done == 0:
-		s = "every family matches its strategy, nothing to change"
-	case pending > 0:
-		s = fmt.Sprintf("%s made, %d not made", plural(done, "change", "changes"), pending)
-	default:
-		s = fmt.Sprintf("%s made", plural(done, "change", "changes"))
-	}
-	if p.CreateTable {
-		verb := "to create"
-		if done > 0 {
-			verb = "created"
-		}
-		s = "table does not exist, " + verb + " with its families; " + s
-	}
-	return s
-}
-
-// action is the family's line in the plan.
-func (f FamilyPlan) action(dryRun bool) string {
-	switch {
-	case f.Matches():
-		return "keep"
-	case f.Refused:
-		return "refused"
-	case !f.Exists() && f.Done:
-		return "created"
-	case !f.Exists():
-		return "create"
-	case f.Done && f.Rows > 0:
-		return "changed, data lost"
-	case f.Done:
-		return "changed"
-	case f.Rows > 0 && !dryRun:
-		return "change, data lost"
-	case f.Rows > 0:
-		return "change, loses data"
-	}
-	return "change"
-}
-
-func (f FamilyPlan) resurfaced() string {
-	return fmt.Sprintf("%s cells that the current policy %s already lets GC delete, not yet collected, which %v would return again",
-		plural(f.Resurfaced, "row holds", "rows hold"), describePolicy(f.Found), f.Strategy)
 }
 
 // EnsureFamilies makes the GC policy of each managed family the one its
@@ -260,11 +149,17 @@ func EnsureFamilies(ctx context.Context, admin *bigtable.AdminClient, table stri
 		if !st.Exists() || st.Matches() {
 			continue
 		}
-		found, err := newLossScan(managed[st.Family], st.Found, plan.Now).run(ctx, data, st.Family)
-		f.Rows, f.Losses, f.Resurfaced, f.Scan = found.rows, found.losses, found.resurfaced, found.scan
+		sc := newLossScan(managed[st.Family], st.Found, plan.Now)
+		var tally lossTally
+		var err error
+		if filter := sc.filter(st.Family); filter != nil {
+			err = scanRows(ctx, data, filter, func(r bigtable.Row) { sc.count(r, &tally) }, &f.Scan)
+		}
+		f.Rows, f.Resurfaced = tally.rows, tally.kinds[kindBack]
 		if err != nil {
 			return plan, fmt.Errorf("ttl: table %q: scanning family %q: %w", table, st.Family, err)
 		}
+		f.Losses = sc.losses(tally)
 		if f.Rows > 0 && !opts.AllowDataLoss {
 			f.Refused = true
 			reasons := make([]string, len(f.Losses))

@@ -108,14 +108,14 @@ func CheckFamilies(ctx context.Context, admin *bigtable.AdminClient, table strin
 // checkedFamilies validates the managed families as NewTable does, and
 // returns their names sorted. A DefaultExpiration of a fraction of a second
 // is refused too: TableInfo reports ages in whole seconds.
-func checkedFamilies(families map[string]Strategy) ([]string, map[string]strategy, error) {
+func checkedFamilies(families map[string]Strategy) ([]string, map[string]Strategy, error) {
 	managed, err := checkFamilies(families)
 	if err != nil {
 		return nil, nil, err
 	}
 	names := make([]string, 0, len(managed))
 	for name, own := range managed {
-		if age, ok := own.GCPolicy().(bigtable.MaxAgeGCPolicy); ok && time.Duration(age)%time.Second != 0 {
+		if age, ok := gcAge(own.GCPolicy()); ok && age%time.Second != 0 {
 			return nil, nil, fmt.Errorf("%w: %v (family %q): the Bigtable client reports GC ages in whole seconds, so this policy cannot be checked; use a default of whole seconds",
 				ErrInvalidStrategy, own, name)
 		}
@@ -127,7 +127,7 @@ func checkedFamilies(families map[string]Strategy) ([]string, map[string]strateg
 
 // readFamilies returns the status of each managed family, and false for a
 // table that does not exist (every family is then missing).
-func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string, names []string, managed map[string]strategy) ([]FamilyStatus, bool, error) {
+func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string, names []string, managed map[string]Strategy) ([]FamilyStatus, bool, error) {
 	info, err := admin.TableInfo(ctx, table)
 	exists := true
 	switch {
@@ -152,68 +152,3 @@ func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string
 	}
 	return statuses, exists, nil
 }
-
-// describePolicy spells a GC policy as cbt setgcpolicy takes it:
-// "maxage=2d", "maxversions=3", "maxage=1d or maxversions=2", "never";
-// "missing" for a family that does not exist (nil).
-func describePolicy(p bigtable.GCPolicy) string {
-	return describeRule(p, true)
-}
-
-func describeRule(p bigtable.GCPolicy, top bool) string {
-	join := func(children []bigtable.GCPolicy, op string) string {
-		if len(children) == 0 {
-			return "never"
-		}
-		parts := make([]string, len(children))
-		for i, c := range children {
-			parts[i] = describeRule(c, false)
-		}
-		if top || len(children) == 1 {
-			return strings.Join(parts, op)
-		}
-		return "(" + strings.Join(parts, op) + ")"
-	}
-	switch p := p.(type) {
-	case nil:
-		return "missing"
-	case bigtable.MaxAgeGCPolicy:
-		return "maxage=" + formatAge(time.Duration(p))
-	case bigtable.MaxVersionsGCPolicy:
-		return fmt.Sprintf("maxversions=%d", int(p))
-	case bigtable.UnionGCPolicy:
-		return join(p.Children, " or ")
-	case bigtable.IntersectionGCPolicy:
-		return join(p.Children, " and ")
-	}
-	if p.String() == "" {
-		return "never"
-	}
-	return p.String()
-}
-
-// formatAge spells a GC age in the largest whole unit, as cbt takes it:
-// "2d" (for 48h), "36h", "90m", "1s", "1500ms".
-func formatAge(d time.Duration) string {
-	for _, u := range []struct {
-		d      time.Duration
-		suffix string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}} {
-		if d != 0 && d%u.d == 0 {
-			return fmt.Sprintf("%d%s", d/u.d, u.suffix)
-		}
-	}
-	return d.String()
-}
-
-// plural returns n and the singular or plural words that follow it.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// formatTime prints an instant in UTC to the millisecond, Bigtable's
-// granularity.
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }

@@ -54,7 +54,7 @@ func TestScanFilter(t *testing.T) {
 				live48h, live48h)},
 	} {
 		got := "<nil>"
-		if f := newLossScan(tt.s.(strategy), tt.found, now).filter("f"); f != nil {
+		if f := newLossScan(tt.s, tt.found, now).filter("f"); f != nil {
 			got = f.String()
 		}
 		if got != tt.want {

@@ -8,21 +8,6 @@ import (
 	"cloud.google.com/go/bigtable"
 )
 
-// Write-time companion cells (see RecordWriteTime) live in the managed
-// family beside their data cell, under the data cell's qualifier prefixed
-// with companionPrefix. Every qualifier from reservedFrom on (those starting
-// with "\xff\xff") is reserved, so that one column range selects the data
-// and another the companions, with no regular expression.
-const (
-	reservedFrom    = "\xff\xff"
-	companionPrefix = reservedFrom + "wt:"
-	companionEnd    = reservedFrom + "wt;" // ':' + 1: the end of the companion range
-)
-
-// reserved reports whether a qualifier lies in the range kept for
-// companion cells.
-func reserved(column string) bool { return strings.HasPrefix(column, reservedFrom) }
-
 // readPlan is a table's live-cell filter, prepared once from its families
 // so that a read only adds the instant.
 //
@@ -52,9 +37,9 @@ type planGroup struct {
 }
 
 // newReadPlan prepares the filter for managed families; others lists the
-// declared unmanaged families, or is nil when they are not declared;
-// companions tells whether data cells have write-time companions to hide.
-func newReadPlan(managed map[string]Strategy, others []string, companions bool) readPlan {
+// declared unmanaged families, or is nil when they are not declared; c
+// tells whether data cells have write-time companions to hide.
+func newReadPlan(managed map[string]Strategy, others []string, c companions) readPlan {
 	names := make([]string, 0, len(managed))
 	for name := range managed {
 		names = append(names, name)
@@ -74,13 +59,11 @@ func newReadPlan(managed map[string]Strategy, others []string, companions bool) 
 		}
 		byStrategy[i] = append(byStrategy[i], name)
 	}
-	dataEnd := ""
-	if companions {
-		dataEnd = reservedFrom
-	}
+	dataStart, dataEnd := c.dataColumns()
+	companionStart, companionEnd := c.columns()
 	for i, fams := range byStrategy {
-		p.groups[i].data = selectFamilies(fams, "", dataEnd)
-		p.groups[i].companions = selectFamilies(fams, companionPrefix, companionEnd)
+		p.groups[i].data = selectFamilies(fams, dataStart, dataEnd)
+		p.groups[i].companions = selectFamilies(fams, companionStart, companionEnd)
 	}
 
 	if others == nil {
@@ -92,7 +75,7 @@ func newReadPlan(managed map[string]Strategy, others []string, companions bool) 
 	for _, name := range sorted {
 		p.others = append(p.others, bigtable.ColumnRangeFilter(name, "", ""))
 	}
-	p.bare = len(p.groups) == 1 && len(p.others) == 0 && !companions
+	p.bare = len(p.groups) == 1 && len(p.others) == 0 && !bool(c)
 	return p
 }
 

@@ -21,7 +21,7 @@ import (
 // send) and applied as the server applies it, bounds truncated to the
 // millisecond as the client truncates them on the wire. That tests the
 // filter Bigtable receives, not a helper of the package; the test is
-// internal only to compare the package's own expiry and liveFrom with it.
+// internal only to compare the package's own liveFrom with it.
 //
 // Run one briefly with, for example,
 //
@@ -173,7 +173,7 @@ func (f serverFilter) passes(ts bigtable.Timestamp, index int) bool {
 // checkTimeStrategy checks one write under a time strategy (offset 0 for
 // OneSecond, d for DefaultExpiration(d)) against the rule, and the
 // strategy's filter at instants around the cell's expiry.
-func checkTimeStrategy(t *testing.T, s strategy, offset time.Duration, now time.Time, life Lifetime, probe time.Time) {
+func checkTimeStrategy(t *testing.T, s Strategy, offset time.Duration, now time.Time, life Lifetime, probe time.Time) {
 	t.Helper()
 	call := fmt.Sprintf("%v.Timestamp(%v, %v)", s, now.UTC().Format(time.RFC3339Nano), life)
 	ts, err := s.Timestamp(now, life)
@@ -203,7 +203,7 @@ func checkTimeStrategy(t *testing.T, s strategy, offset time.Duration, now time.
 
 	// The instant the stored cell expires: never after the requested
 	// expiry, less than a millisecond before it.
-	stored, expires := s.expiry(ts)
+	stored, expires := s.ExpiresAt(ts)
 	if expires != (ts < forever) {
 		t.Fatalf("%s = %d: expiry reports expires = %v, Forever is %d", call, ts, expires, forever)
 	}
@@ -235,8 +235,8 @@ func checkTimeStrategy(t *testing.T, s strategy, offset time.Duration, now time.
 			t.Fatalf("%s = %d (expires %v): Filter(%v) = %v passes it: %v, want %v",
 				call, ts, stored, at.UTC().Format(time.RFC3339Nano), f, got, live)
 		}
-		if from, ok := s.liveFrom(at); !ok || int64(from) != parseFilter(t, f).start {
-			t.Fatalf("liveFrom(%v) = %d, %v; Filter = %v", at, from, ok, f)
+		if r, ok := s.timed(); !ok || int64(r.liveFrom(at)) != parseFilter(t, f).start {
+			t.Fatalf("timed().liveFrom(%v) = %d, %v; Filter = %v", at, r.liveFrom(at), ok, f)
 		}
 	}
 }
@@ -324,7 +324,7 @@ func FuzzDefaultExpiration(f *testing.F) {
 
 // checkInvalid checks that an invalid strategy refuses every write,
 // passes no cell and asks for no GC.
-func checkInvalid(t *testing.T, s strategy, now time.Time, life Lifetime) {
+func checkInvalid(t *testing.T, s Strategy, now time.Time, life Lifetime) {
 	t.Helper()
 	_, err := s.Timestamp(now, life)
 	checkSentinel(t, fmt.Sprintf("%v.Timestamp(%v, %v)", s, now, life), err, ErrInvalidStrategy)
@@ -381,11 +381,11 @@ func FuzzSequenceNumbers(f *testing.F) {
 		case err != nil || ts != bigtable.Timestamp(seq*1000):
 			t.Fatalf("%s = %d, %v want %d", call, ts, err, seq*1000)
 		}
-		if _, expires := s.expiry(ts); expires {
-			t.Fatalf("%v.expiry(%d) says a sequence number expires by time", s, ts)
+		if _, expires := s.ExpiresAt(ts); expires {
+			t.Fatalf("%v.ExpiresAt(%d) says a sequence number expires by time", s, ts)
 		}
-		if _, ok := s.liveFrom(now); ok {
-			t.Fatalf("%v.liveFrom says liveness depends on time", s)
+		if _, ok := s.timed(); ok {
+			t.Fatalf("%v.timed says liveness depends on time", s)
 		}
 		if got, want := s.GCPolicy().String(), bigtable.MaxVersionsPolicy(versions).String(); got != want {
 			t.Fatalf("%v.GCPolicy() = %s want %s", s, got, want)
@@ -430,7 +430,7 @@ func FuzzLifetime(f *testing.F) {
 	f.Add(uint8(1), int64(-1), uint8(1), int64(fuzzBase), int64(0), int64(ms), int64(0), int64(0), int64(0), int64(0))
 	f.Add(uint8(0), int64(0), uint8(2), int64(fuzzBase), int64(0), int64(0), int64(maxMillis/1000), int64(775_000_000), int64(0), int64(0))
 	f.Fuzz(func(t *testing.T, which uint8, param int64, kind uint8, nowSec, nowNsec, d, untilSec, untilNsec, seq, margin int64) {
-		var s strategy
+		var s Strategy
 		switch which % 3 {
 		case 0:
 			s = oneSecond{}

@@ -96,32 +96,6 @@ func WithReadMargin(d time.Duration) Option {
 	})
 }
 
-// RecordWriteTime makes the table keep each managed cell's real write time
-// beside it, as Cassandra's WRITETIME() does: under the time strategies a
-// cell's timestamp encodes its expiry, not when it was written.
-//
-// Every Set or Replace in a managed family also writes a companion cell in
-// the same family and the same atomic mutation, with the same timestamp,
-// so that it expires and is collected with its data cell. Its qualifier is
-// "\xff\xffwt:" followed by the data cell's qualifier, and its value the
-// table clock's now in microseconds since the Unix epoch, as an 8-byte
-// big-endian integer. Deletes and Replace remove companions with their
-// cells. Reads never return companions as data; pass [WithWriteTimes] to
-// a read and call [WriteTime] on the cells it returns.
-//
-// Qualifiers starting with "\xff\xff" are then reserved in managed
-// families: writing one fails with ErrReservedColumn, and reads do not
-// return such cells. Every Table that reads such a family must record
-// write times too: without the option, companions are not hidden and read
-// as cells of their own. Read-modify-write cells get no companion (in a
-// DefaultExpiration family their timestamp is their write time).
-func RecordWriteTime() Option {
-	return optionFunc(func(c *config) error {
-		c.writeTimes = true
-		return nil
-	})
-}
-
 // ReadOption is an option for [Table.ReadRow] and [Table.ReadRows]: any
 // bigtable.ReadOption (LimitRows, ReverseScan, WithFullReadStats, …) but
 // bigtable.RowFilter, which would replace the expiry filter and is refused
@@ -147,22 +121,6 @@ type rowFilterOption struct {
 	bigtable.ReadOption
 	f bigtable.Filter
 }
-
-// WithWriteTimes returns a read option that fetches, with each row, the
-// write times that RecordWriteTime keeps, so that [WriteTime] can report
-// them for the cells returned. The row's companion cells are read in the
-// same request and removed from it; a row left with no data cell is not
-// returned. A read with WithWriteTimes fails with ErrInvalidOption on a
-// table without RecordWriteTime.
-//
-// Companions are fetched for every live cell of a row, whatever the
-// RowFilter keeps of them, and they count for bigtable.LimitRows: a row
-// whose live cells the RowFilter drops all is read, then not returned.
-func WithWriteTimes() ReadOption { return writeTimesOption{noopReadOption} }
-
-// writeTimesOption embeds a harmless bigtable option to satisfy the sealed
-// interface, should it be passed to a bigtable.Table directly.
-type writeTimesOption struct{ bigtable.ReadOption }
 
 // noopReadOption asks for read statistics and ignores them.
 var noopReadOption = bigtable.WithFullReadStats(func(*bigtable.FullReadStats) {})

@@ -28,8 +28,6 @@ type defaultExpiration struct {
 	d time.Duration
 }
 
-var _ strategy = defaultExpiration{}
-
 func (s defaultExpiration) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
 	if err := s.valid(); err != nil {
 		return 0, err
@@ -51,6 +49,12 @@ func (s defaultExpiration) GCPolicy() bigtable.GCPolicy {
 	return bigtable.MaxAgePolicy(s.d)
 }
 
+func (s defaultExpiration) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
+	return timeRule{s.d}.expiry(ts)
+}
+
+func (defaultExpiration) Versions() (int, bool) { return 0, false }
+
 // String returns the strategy as the Go expression that makes it, such as
 // "DefaultExpiration(48h0m0s)".
 func (s defaultExpiration) String() string { return fmt.Sprintf("DefaultExpiration(%v)", s.d) }
@@ -62,12 +66,4 @@ func (s defaultExpiration) valid() error {
 	return nil
 }
 
-func (s defaultExpiration) expiry(ts bigtable.Timestamp) (time.Time, bool) {
-	return timeRule{s.d}.expiry(ts)
-}
-
-func (s defaultExpiration) liveFrom(now time.Time) (bigtable.Timestamp, bool) {
-	return timeRule{s.d}.liveFrom(now), true
-}
-
-func (defaultExpiration) serverTimestamps() bool { return true }
+func (s defaultExpiration) timed() (timeRule, bool) { return timeRule{s.d}, true }

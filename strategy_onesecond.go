@@ -21,8 +21,6 @@ func OneSecond() Strategy { return oneSecond{} }
 
 type oneSecond struct{}
 
-var _ strategy = oneSecond{}
-
 // oneSecondRule stores the expiry itself.
 var oneSecondRule = timeRule{}
 
@@ -34,17 +32,13 @@ func (oneSecond) Filter(now time.Time) bigtable.Filter { return oneSecondRule.fi
 
 func (oneSecond) GCPolicy() bigtable.GCPolicy { return bigtable.MaxAgePolicy(time.Second) }
 
+func (oneSecond) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) { return oneSecondRule.expiry(ts) }
+
+func (oneSecond) Versions() (int, bool) { return 0, false }
+
 // String returns "OneSecond()".
 func (oneSecond) String() string { return "OneSecond()" }
 
 func (oneSecond) valid() error { return nil }
 
-func (oneSecond) expiry(ts bigtable.Timestamp) (time.Time, bool) {
-	return oneSecondRule.expiry(ts)
-}
-
-func (oneSecond) liveFrom(now time.Time) (bigtable.Timestamp, bool) {
-	return oneSecondRule.liveFrom(now), true
-}
-
-func (oneSecond) serverTimestamps() bool { return false }
+func (oneSecond) timed() (timeRule, bool) { return oneSecondRule, true }

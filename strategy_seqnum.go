@@ -27,8 +27,6 @@ type sequenceNumbers struct {
 	n int
 }
 
-var _ strategy = sequenceNumbers{}
-
 // maxSequence is the largest sequence number: MaxTimestamp / 1000.
 const maxSequence = maxMillis
 
@@ -59,6 +57,10 @@ func (s sequenceNumbers) GCPolicy() bigtable.GCPolicy {
 	return bigtable.MaxVersionsPolicy(s.n)
 }
 
+func (sequenceNumbers) ExpiresAt(bigtable.Timestamp) (time.Time, bool) { return time.Time{}, false }
+
+func (s sequenceNumbers) Versions() (int, bool) { return s.n, true }
+
 // String returns the strategy as the Go expression that makes it, such as
 // "SequenceNumbers(3)".
 func (s sequenceNumbers) String() string { return fmt.Sprintf("SequenceNumbers(%d)", s.n) }
@@ -70,8 +72,4 @@ func (s sequenceNumbers) valid() error {
 	return nil
 }
 
-func (sequenceNumbers) expiry(bigtable.Timestamp) (time.Time, bool) { return time.Time{}, false }
-
-func (sequenceNumbers) liveFrom(time.Time) (bigtable.Timestamp, bool) { return 0, false }
-
-func (sequenceNumbers) serverTimestamps() bool { return false }
+func (sequenceNumbers) timed() (timeRule, bool) { return timeRule{}, false }

@@ -711,7 +711,6 @@ func TestNewTableRefuses(t *testing.T) {
 		{"empty family name", api, map[string]ttl.Strategy{"": ttl.OneSecond()}, nil, ttl.ErrInvalidStrategy, "empty family name"},
 		{"bad family name", api, map[string]ttl.Strategy{"a:b": ttl.OneSecond()}, nil, ttl.ErrInvalidStrategy, `"a:b"`},
 		{"nil strategy", api, map[string]ttl.Strategy{"f": nil}, nil, ttl.ErrInvalidStrategy, `family "f"`},
-		{"foreign strategy", api, map[string]ttl.Strategy{"f": foreign{}}, nil, ttl.ErrInvalidStrategy, "use OneSecond"},
 		{"zero default", api, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(0)}, nil, ttl.ErrInvalidStrategy, `DefaultExpiration(0s): the default must be a positive whole number of milliseconds (family "f")`},
 		{"negative default", api, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(-time.Hour)}, nil, ttl.ErrInvalidStrategy, "DefaultExpiration(-1h0m0s)"},
 		{"sub-millisecond default", api, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Microsecond)}, nil, ttl.ErrInvalidStrategy, "DefaultExpiration(1µs)"},
@@ -730,13 +729,6 @@ func TestNewTableRefuses(t *testing.T) {
 		}
 	}
 }
-
-// foreign is a Strategy from outside the package.
-type foreign struct{}
-
-func (foreign) Timestamp(time.Time, ttl.Lifetime) (bigtable.Timestamp, error) { return 0, nil }
-func (foreign) Filter(time.Time) bigtable.Filter                              { return bigtable.PassAllFilter() }
-func (foreign) GCPolicy() bigtable.GCPolicy                                   { return bigtable.NoGcPolicy() }
 
 // TestExpiresAt checks the expiry reported for each kind of cell.
 func TestExpiresAt(t *testing.T) {

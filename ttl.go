@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -167,6 +166,11 @@ func (l Lifetime) String() string {
 // Time is a parameter: the methods take now and never read a clock, so the
 // same inputs always give the same result. A [Table] reads its clock once
 // per call and passes that instant to every cell and filter of the call.
+//
+// The interface is sealed, as bigtable seals Filter: its unexported methods
+// tell the rest of the package what it relies on (the rule behind the
+// timestamps), so a strategy comes only from this package, and one written
+// elsewhere does not compile.
 type Strategy interface {
 	// Timestamp returns the timestamp to write a cell with so that it lives
 	// for life when written at now. The result is a multiple of 1000
@@ -188,27 +192,29 @@ type Strategy interface {
 	// hides. An invalid strategy returns bigtable.NoGcPolicy(), which
 	// removes nothing.
 	GCPolicy() bigtable.GCPolicy
-}
 
-// strategy is what this package's strategies provide beyond Strategy, for
-// the Table: the rules it checks writes against and reads expiries with.
-// Strategies from outside the package cannot give these guarantees, so
-// NewTable refuses them.
-type strategy interface {
-	Strategy
-	fmt.Stringer
-	// valid returns nil or an error wrapping ErrInvalidStrategy.
+	// ExpiresAt returns the expiry of a cell stored with timestamp ts: the
+	// instant from which Filter hides it. It reports false for a cell that
+	// does not expire by time: a Forever cell, or any cell under
+	// SequenceNumbers.
+	ExpiresAt(ts bigtable.Timestamp) (time.Time, bool)
+
+	// Versions returns how many versions of each column the strategy keeps
+	// live, n for SequenceNumbers(n), and false for a strategy under which
+	// cells expire by time.
+	Versions() (n int, ok bool)
+
+	// String returns the strategy as the Go expression that makes it, such
+	// as "DefaultExpiration(48h0m0s)".
+	String() string
+
+	// valid returns nil, or an error wrapping ErrInvalidStrategy that says
+	// what is wrong with the strategy's arguments.
 	valid() error
-	// expiry returns the instant from which a cell stamped ts is hidden;
-	// ok is false for a cell that never expires by time (Forever, or a
-	// sequence number).
-	expiry(ts bigtable.Timestamp) (t time.Time, ok bool)
-	// liveFrom returns the smallest timestamp still live at now, and ok
-	// false when liveness does not depend on time (sequence numbers).
-	liveFrom(now time.Time) (ts bigtable.Timestamp, ok bool)
-	// serverTimestamps tells whether a cell stamped by the server's clock,
-	// as read-modify-write does, lives as the family intends.
-	serverTimestamps() bool
+
+	// timed returns the rule of a strategy under which cells expire by
+	// time, and false for one under which they do not.
+	timed() (timeRule, bool)
 }
 
 // timeRule is the one rule both time strategies share: a cell's timestamp
@@ -258,6 +264,12 @@ func (r timeRule) timestamp(now time.Time, life Lifetime, name func() string) (b
 	}
 	return bigtable.Timestamp(ms * 1000), nil
 }
+
+// serverTimestamps reports whether a cell stamped with the server's clock,
+// as read-modify-write stamps it, lives as the family intends: at a
+// timestamp of now it lives while now + offset > now, so only with an
+// offset.
+func (r timeRule) serverTimestamps() bool { return r.offset > 0 }
 
 // forever is the timestamp of a Forever cell: the largest valid timestamp
 // minus the offset.
@@ -310,63 +322,4 @@ func floorMillis(t time.Time) (ms int64, inRange int) {
 		return 0, +1
 	}
 	return ms, 0
-}
-
-// checkFamilies validates a map of managed families as NewTable,
-// CheckFamilies and EnsureFamilies take it: at least one family, each with
-// a name Bigtable accepts and a valid strategy of this package.
-func checkFamilies(families map[string]Strategy) (map[string]strategy, error) {
-	if len(families) == 0 {
-		return nil, fmt.Errorf("%w: no family has a strategy", ErrInvalidStrategy)
-	}
-	managed := make(map[string]strategy, len(families))
-	for name, s := range families {
-		if err := checkFamilyName(name); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidStrategy, err)
-		}
-		own, ok := s.(strategy)
-		if !ok || isNilPointer(s) {
-			return nil, fmt.Errorf("%w: family %q has strategy %#v; use OneSecond, DefaultExpiration or SequenceNumbers",
-				ErrInvalidStrategy, name, s)
-		}
-		if err := own.valid(); err != nil {
-			return nil, fmt.Errorf("%w (family %q)", err, name)
-		}
-		managed[name] = own
-	}
-	return managed, nil
-}
-
-// checkFamilyName reports a family name Bigtable would refuse:
-// [_a-zA-Z0-9][-_.a-zA-Z0-9]*.
-func checkFamilyName(name string) error {
-	if name == "" {
-		return fmt.Errorf("empty family name")
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||
-			i > 0 && (c == '-' || c == '.')
-		if !ok {
-			return fmt.Errorf("family name %q is not [_a-zA-Z0-9][-_.a-zA-Z0-9]*", name)
-		}
-	}
-	return nil
-}
-
-// isNilPointer reports whether v holds a nil pointer, which would satisfy
-// an interface and then panic when used.
-func isNilPointer(v any) bool {
-	rv := reflect.ValueOf(v)
-	return rv.Kind() == reflect.Pointer && rv.IsNil()
-}
-
-// splitColumn splits a ReadItem's "family:qualifier".
-func splitColumn(column string) (family, qualifier string) {
-	for i := 0; i < len(column); i++ {
-		if column[i] == ':' {
-			return column[:i], column[i+1:]
-		}
-	}
-	return column, ""
 }

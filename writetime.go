@@ -2,6 +2,7 @@ package ttl
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -9,9 +10,76 @@ import (
 	"cloud.google.com/go/bigtable"
 )
 
+// Write-time companions: everything about them is in this file.
+//
+// Under RecordWriteTime every data cell a Table writes in a managed family
+// has a companion cell in the same family, in the same atomic mutation,
+// with the same timestamp (so that it expires and is collected with its
+// data cell), under the data cell's qualifier prefixed with
+// WriteTimePrefix, holding the write time. Every qualifier from
+// reservedFrom on (those starting with "\xff\xff") is reserved, so that
+// one column range selects the data cells and another the companions,
+// with no regular expression.
+
+// WriteTimePrefix begins the qualifier of every write-time companion cell
+// (see [RecordWriteTime]): the companion of column "c" is
+// WriteTimePrefix + "c". It is part of the wire format; other readers of a
+// family with companions skip the qualifiers that start with it.
+const WriteTimePrefix = reservedFrom + "wt:"
+
+const (
+	// reservedFrom starts the qualifiers kept for companions.
+	reservedFrom = "\xff\xff"
+	// companionEnd ends the companions' qualifier range: ':' + 1.
+	companionEnd = reservedFrom + "wt;"
+)
+
 // writeTimeLabel prefixes the label that carries a returned cell's write
 // time, in microseconds since the Unix epoch.
 const writeTimeLabel = "cellttl-written:"
+
+// RecordWriteTime makes the table keep each managed cell's real write time
+// beside it, as Cassandra's WRITETIME() does: under the time strategies a
+// cell's timestamp encodes its expiry, not when it was written.
+//
+// Every Set or Replace in a managed family also writes a companion cell in
+// the same family and the same atomic mutation, with the same timestamp,
+// so that it expires and is collected with its data cell. Its qualifier is
+// [WriteTimePrefix] ("\xff\xffwt:") followed by the data cell's qualifier,
+// and its value the table clock's now in microseconds since the Unix
+// epoch, as an 8-byte big-endian integer. Deletes and Replace remove
+// companions with their cells. Reads never return companions as data;
+// pass [WithWriteTimes] to a read and call [WriteTime] on the cells it
+// returns.
+//
+// Qualifiers starting with "\xff\xff" are then reserved in managed
+// families: writing one fails with ErrReservedColumn, and reads do not
+// return such cells. Every Table that reads such a family must record
+// write times too: without the option, companions are not hidden and read
+// as cells of their own. Read-modify-write cells get no companion (in a
+// DefaultExpiration family their timestamp is their write time).
+func RecordWriteTime() Option {
+	return optionFunc(func(c *config) error {
+		c.writeTimes = true
+		return nil
+	})
+}
+
+// WithWriteTimes returns a read option that fetches, with each row, the
+// write times that RecordWriteTime keeps, so that [WriteTime] can report
+// them for the cells returned. The row's companion cells are read in the
+// same request and removed from it; a row left with no data cell is not
+// returned. A read with WithWriteTimes fails with ErrInvalidOption on a
+// table without RecordWriteTime.
+//
+// Companions are fetched for every live cell of a row, whatever the
+// RowFilter keeps of them, and they count for bigtable.LimitRows: a row
+// whose live cells the RowFilter drops all is read, then not returned.
+func WithWriteTimes() ReadOption { return writeTimesOption{noopReadOption} }
+
+// writeTimesOption embeds a harmless bigtable option to satisfy the sealed
+// interface, should it be passed to a bigtable.Table directly.
+type writeTimesOption struct{ bigtable.ReadOption }
 
 // WriteTime returns the real write time of item, a cell returned by a read
 // with [WithWriteTimes] from a table with [RecordWriteTime], like
@@ -34,18 +102,54 @@ func WriteTime(item bigtable.ReadItem) (t time.Time, ok bool) {
 	return time.Time{}, false
 }
 
-// encodeWriteTime is a companion cell's value: now in microseconds since
-// the Unix epoch, as an 8-byte big-endian integer (Bigtable's int64
-// encoding, so that other readers can decode it).
-func encodeWriteTime(now time.Time) []byte {
-	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(now.UnixMicro()))
+// companions is whether a Table keeps write-time companions, and what it
+// does with them when it does. Its methods do nothing when it is false.
+type companions bool
+
+// checkColumn reports a managed column in the companions' reserved range.
+func (c companions) checkColumn(family, column string) error {
+	if bool(c) && strings.HasPrefix(column, reservedFrom) {
+		return fmt.Errorf("%w: qualifiers starting with \"\\xff\\xff\" hold write times (family %q, column %q)",
+			ErrReservedColumn, family, column)
+	}
+	return nil
 }
 
-// attachWriteTimes removes the companion cells of the managed families from
-// a row read with them, labels each data cell with its companion's write
-// time, and returns nil for a row left with no data cell. Other families,
-// which have no companions, are left as they are.
-func attachWriteTimes(r bigtable.Row, managed map[string]strategy) bigtable.Row {
+// set adds the companion of a data cell written at now with timestamp ts.
+// Its value is now in microseconds since the Unix epoch, as an 8-byte
+// big-endian integer (Bigtable's int64 encoding, so that other readers
+// can decode it).
+func (c companions) set(b *built, family, column string, ts bigtable.Timestamp, now time.Time) {
+	if bool(c) {
+		b.set(family, WriteTimePrefix+column, ts, binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(now.UnixMicro())))
+	}
+}
+
+// deleteColumn deletes the companions of a column whose cells are deleted.
+func (c companions) deleteColumn(b *built, family, column string) {
+	if bool(c) {
+		b.deleteColumn(family, WriteTimePrefix+column)
+	}
+}
+
+// dataColumns is the qualifier range [start, end) of a managed family's
+// data cells, "" for an open bound: every qualifier, or with companions
+// those below the reserved range.
+func (c companions) dataColumns() (start, end string) {
+	if bool(c) {
+		return "", reservedFrom
+	}
+	return "", ""
+}
+
+// columns is the qualifier range [start, end) of the companions.
+func (companions) columns() (start, end string) { return WriteTimePrefix, companionEnd }
+
+// attach removes the companion cells of the managed families from a row
+// read with them, labels each data cell with its companion's write time,
+// and returns nil for a row left with no data cell. Other families, which
+// have no companions, are left as they are.
+func (companions) attach(r bigtable.Row, managed map[string]Strategy) bigtable.Row {
 	type key struct {
 		column string
 		ts     bigtable.Timestamp
@@ -58,7 +162,7 @@ func attachWriteTimes(r bigtable.Row, managed map[string]strategy) bigtable.Row 
 		data := items[:0:0]
 		for _, it := range items {
 			fam, qual := splitColumn(it.Column)
-			if col, ok := strings.CutPrefix(qual, companionPrefix); ok {
+			if col, ok := strings.CutPrefix(qual, WriteTimePrefix); ok {
 				if len(it.Value) == 8 {
 					if written == nil {
 						written = make(map[key]int64)

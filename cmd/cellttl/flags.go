@@ -98,7 +98,6 @@ func parse(cmd *command, args []string) (*config, error) {
 type familiesFlag struct {
 	strategies map[string]ttl.Strategy
 	specs      map[string]string // NAME → SPEC as given
-	versions   map[string]int    // NAME → VERSIONS of its seqnum SPEC
 }
 
 func (f *familiesFlag) String() string {
@@ -130,41 +129,37 @@ func (f *familiesFlag) Set(v string) error {
 	if _, dup := f.specs[name]; dup {
 		return fmt.Errorf("family %q given twice", name)
 	}
-	s, versions, err := parseStrategy(spec)
+	s, err := parseStrategy(spec)
 	if err != nil {
 		return fmt.Errorf("family %q: %v", name, err)
 	}
 	if f.strategies == nil {
-		f.strategies, f.specs, f.versions = map[string]ttl.Strategy{}, map[string]string{}, map[string]int{}
+		f.strategies, f.specs = map[string]ttl.Strategy{}, map[string]string{}
 	}
 	f.strategies[name], f.specs[name] = s, spec
-	if versions > 0 {
-		f.versions[name] = versions
-	}
 	return nil
 }
 
-// parseStrategy parses onesecond, default:DURATION or seqnum:VERSIONS;
-// versions is VERSIONS for seqnum, 0 otherwise.
-func parseStrategy(spec string) (s ttl.Strategy, versions int, err error) {
+// parseStrategy parses onesecond, default:DURATION or seqnum:VERSIONS.
+func parseStrategy(spec string) (ttl.Strategy, error) {
 	kind, arg, hasArg := strings.Cut(spec, ":")
 	switch {
 	case kind == "onesecond" && !hasArg:
-		return ttl.OneSecond(), 0, nil
+		return ttl.OneSecond(), nil
 	case kind == "default" && hasArg:
 		d, err := parseDuration(arg)
 		if err != nil || d <= 0 {
-			return nil, 0, fmt.Errorf("default:%s: want a positive duration such as 48h, 90m or 30d", arg)
+			return nil, fmt.Errorf("default:%s: want a positive duration such as 48h, 90m or 30d", arg)
 		}
-		return ttl.DefaultExpiration(d), 0, nil
+		return ttl.DefaultExpiration(d), nil
 	case kind == "seqnum" && hasArg:
 		n, err := strconv.Atoi(arg)
 		if err != nil || n <= 0 {
-			return nil, 0, fmt.Errorf("seqnum:%s: want a positive number of versions", arg)
+			return nil, fmt.Errorf("seqnum:%s: want a positive number of versions", arg)
 		}
-		return ttl.SequenceNumbers(n), n, nil
+		return ttl.SequenceNumbers(n), nil
 	}
-	return nil, 0, fmt.Errorf("strategy %q: want onesecond, default:DURATION or seqnum:VERSIONS", spec)
+	return nil, fmt.Errorf("strategy %q: want onesecond, default:DURATION or seqnum:VERSIONS", spec)
 }
 
 // parseDuration parses a Go duration, or a whole number of days such as

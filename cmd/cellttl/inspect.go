@@ -140,8 +140,12 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem, rank int, at time.Time, read bool) []string {
 	qualifier := strings.TrimPrefix(it.Column, family+":")
 	ts, expires, left, why := formatTime(it.Timestamp.Time()), "-", "-", ""
-	_, managed := c.families.strategies[family]
-	versions, seqnum := c.families.versions[family]
+	s, managed := c.families.strategies[family]
+	var versions int
+	seqnum := false
+	if managed {
+		versions, seqnum = s.Versions()
+	}
 	switch {
 	case seqnum:
 		ts = fmt.Sprintf("seq %d", it.Timestamp/1000)
@@ -169,7 +173,7 @@ func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem
 	case len(c.others) > 0 && !contains(c.others, family):
 		why = "family not declared"
 	}
-	if managed && c.writeTimes && strings.HasPrefix(qualifier, "\xff\xffwt:") {
+	if managed && c.writeTimes && strings.HasPrefix(qualifier, ttl.WriteTimePrefix) {
 		why = "write-time companion"
 	}
 	state := "yes"

@@ -64,7 +64,7 @@ func (w timedWrites) cells() ([]timedCell, error) {
 
 // A timedCell is the life of one cell under a time strategy, every instant
 // taken from the library: the timestamp from Strategy.Timestamp, the expiry
-// from Table.ExpiresAt, and the moment GC may remove it from the family's
+// from Strategy.ExpiresAt, and the moment GC may remove it from the family's
 // GC policy.
 type timedCell struct {
 	life    ttl.Lifetime
@@ -83,11 +83,7 @@ func timed(s ttl.Strategy, written time.Time, life ttl.Lifetime) (timedCell, err
 	if err != nil {
 		return timedCell{}, err
 	}
-	tbl, err := ttl.NewTable(offline{}, map[string]ttl.Strategy{family: s})
-	if err != nil {
-		return timedCell{}, err
-	}
-	expiry, ok := tbl.ExpiresAt(bigtable.ReadItem{Column: family + ":c", Timestamp: ts})
+	expiry, ok := s.ExpiresAt(ts)
 	if !ok {
 		return timedCell{}, fmt.Errorf("%v: %v never expires", s, life)
 	}
@@ -149,7 +145,3 @@ func versions(s ttl.Strategy, written []time.Time) (vs []version, keep int, err 
 	}
 	return vs, keep, nil
 }
-
-// offline is a bigtable.TableAPI for a Table that is only asked for
-// expiries: it is never read or written, and any call panics.
-type offline struct{ bigtable.TableAPI }

@@ -1,0 +1,266 @@
+package ttl
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// The data-loss rules: which cells a change of one family's GC policy, to
+// the one a strategy needs, would delete or hide. EnsureFamilies counts
+// the rows holding such cells before it changes a family.
+//
+// A cell counts unless the current policy already lets GC delete it by
+// age:
+//
+//   - to OneSecond or DefaultExpiration(d): a cell stamped before the
+//     strategy's live range (ts + d ≤ now; under OneSecond ts ≤ now),
+//     which reads hide at once and the policy MaxAge(d) deletes. A
+//     sequence number (a timestamp before 2000) is such a cell.
+//   - to OneSecond or DefaultExpiration(d) from a policy whose age a is
+//     longer than the strategy's own (MaxAge(a) with a > d; a > 1s for
+//     OneSecond): a live cell, which lived until ts + a and now expires
+//     a − d earlier (a earlier under OneSecond), before the expiry it was
+//     written with. Cells stamped from MaxTimestamp − a on, Forever under
+//     the old age, still expire in the year 294,000 and do not count.
+//     From a policy without an age rule (no GC, a version limit) nothing
+//     moves: cells written with their write times live d from then.
+//   - to SequenceNumbers(n): a cell stamped in 2000 or later, which would
+//     outrank every sequence number written after it, and, unless the
+//     current policy already keeps at most n versions, a column with more
+//     than n cells, whose oldest MaxVersions(n) deletes.
+//
+// Besides, the scan counts the rows holding cells that the current policy
+// already lets GC delete by age, not collected yet, that the new strategy
+// would read as live again (a longer default, or OneSecond's expiries read
+// as DefaultExpiration's write times): nothing is lost, but they come back.
+
+// realTime is the smallest timestamp taken for a real instant rather than a
+// sequence number: 2000-01-01T00:00:00Z. Sequence numbers stay far below it
+// (it would be sequence number 946,684,800,000).
+const realTime bigtable.Timestamp = 946_684_800_000_000
+
+// A Loss is one kind of cell that a change of GC policy would delete or
+// hide, and the number of rows that hold such cells.
+type Loss struct {
+	// Rows is the number of rows that hold such cells.
+	Rows int
+	// Reason says which cells and what the change would do to them, such
+	// as "3 rows hold cells stamped up to …, which would expire at once
+	// under DefaultExpiration(168h0m0s)".
+	Reason string
+}
+
+// A cellKind is one kind of cell the loss scan looks for. The scan's
+// filter labels each cell it returns with its kind.
+type cellKind int
+
+const (
+	kindSequence cellKind = iota // sequence numbers an age-based policy deletes
+	kindExpired                  // real timestamps the new strategy reads as expired
+	kindBack                     // expired cells the new strategy reads as live: not a loss
+	kindEarlier                  // live cells whose expiry moves earlier
+	kindRealTime                 // real timestamps in a sequence-number family
+	kindVersions                 // columns with more versions than the new policy keeps
+	numKinds
+)
+
+// kindLabels are the labels of the kinds, in the scan's filter.
+var kindLabels = [numKinds]string{"seq", "expired", "back", "earlier", "realtime", "versions"}
+
+// lost reports whether cells of the kind are deleted or hidden.
+func (k cellKind) lost() bool { return k != kindBack }
+
+// A lossScan is the rules for changing one family from the policy found to
+// the strategy s, at now: the timestamps of each kind of cell, and how to
+// count and describe them.
+type lossScan struct {
+	s      Strategy
+	ranges [numKinds]tsRange  // the timestamps of each kind; kindVersions uses from
+	from   bigtable.Timestamp // the first timestamp the current policy does not already delete
+	n      int                // SequenceNumbers(n) when versions must be counted, else 0
+	age    time.Duration      // the age found, when kindEarlier has cells
+	shift  time.Duration      // how much earlier they expire
+}
+
+func newLossScan(s Strategy, found bigtable.GCPolicy, now time.Time) lossScan {
+	sc := lossScan{s: s}
+	// Cells the current policy already lets GC delete by age are not the
+	// change's to lose. The age boundary is taken the way a strategy's
+	// live range is, so that an unchanged age gives empty ranges.
+	var doomed bigtable.Timestamp
+	age, aged := gcAge(found)
+	if aged {
+		doomed = timeRule{offset: age}.liveFrom(now)
+	}
+	sc.from = doomed
+	if r, ok := s.timed(); ok {
+		live := r.liveFrom(now)
+		sc.ranges[kindSequence] = tsRange{lo: doomed, hi: min(live, realTime)}
+		sc.ranges[kindExpired] = tsRange{lo: max(doomed, realTime), hi: live}
+		sc.ranges[kindBack] = tsRange{lo: live, hi: doomed}
+		// Under the age found, a cell stamped ts lives until ts + age;
+		// under s, until ts + offset. A shorter offset hides and deletes
+		// every live cell before the expiry it was written with. The cells
+		// from the old age's Forever on still expire in the year 294,000
+		// under s: they are not counted. maxage=1s is OneSecond's own
+		// policy, so the age is compared with s's own age.
+		if own, _ := gcAge(s.GCPolicy()); aged && age > own {
+			sc.ranges[kindEarlier] = tsRange{lo: max(live, realTime), hi: timeRule{offset: age}.forever()}
+			sc.age, sc.shift = age, age-r.offset
+		}
+		return sc
+	}
+	sc.ranges[kindRealTime] = tsRange{lo: max(doomed, realTime), open: true}
+	// For n = math.MaxInt32, n+1 does not fit the filter's int32 (the
+	// server refuses it), and no row holds 2³¹ cells of one column:
+	// versions are not counted.
+	n, _ := s.Versions()
+	if kept, ok := gcVersions(found); (!ok || kept > n) && n < math.MaxInt32 {
+		sc.n = n
+	}
+	return sc
+}
+
+// filter returns the scan's filter for family, or nil when nothing can be
+// lost or resurface. Values are stripped, and each kind returns at most
+// one cell per row (versions: n+1 per column).
+func (sc lossScan) filter(family string) bigtable.Filter {
+	var branches [][]bigtable.Filter
+	for k := cellKind(0); k < numKinds; k++ {
+		if k == kindVersions {
+			if sc.n > 0 {
+				versions := []bigtable.Filter{bigtable.LatestNFilter(sc.n + 1), bigtable.LabelFilter(kindLabels[k])}
+				if sc.from > 0 {
+					versions = append([]bigtable.Filter{tsRange{lo: sc.from, open: true}.filter()}, versions...)
+				}
+				branches = append(branches, versions)
+			}
+			continue
+		}
+		if r := sc.ranges[k]; !r.empty() {
+			branches = append(branches, []bigtable.Filter{r.filter(), bigtable.CellsPerRowLimitFilter(1), bigtable.LabelFilter(kindLabels[k])})
+		}
+	}
+	chain := []bigtable.Filter{bigtable.ColumnRangeFilter(family, "", ""), bigtable.StripValueFilter()}
+	switch len(branches) {
+	case 0:
+		return nil
+	case 1:
+		return bigtable.ChainFilters(append(chain, branches[0]...)...)
+	}
+	each := make([]bigtable.Filter, len(branches))
+	for i, b := range branches {
+		each[i] = bigtable.ChainFilters(b...)
+	}
+	return bigtable.ChainFilters(append(chain, bigtable.InterleaveFilters(each...))...)
+}
+
+// A lossTally counts, per kind, the rows a loss scan found holding such
+// cells. Rows are counted one at a time, so tallies of disjoint parts of a
+// table add up to the tally of the whole.
+type lossTally struct {
+	kinds [numKinds]int // rows holding cells of each kind
+	rows  int           // rows holding cells of any kind that is lost
+}
+
+// count adds one row the scan's filter returned to t.
+func (sc lossScan) count(r bigtable.Row, t *lossTally) {
+	var seen [numKinds]bool
+	var perColumn map[string]int
+	for _, items := range r {
+		for _, it := range items {
+			for _, l := range it.Labels {
+				k := labelKind(l)
+				if k == kindVersions {
+					if perColumn == nil {
+						perColumn = map[string]int{}
+					}
+					perColumn[it.Column]++
+					seen[k] = seen[k] || perColumn[it.Column] > sc.n
+				} else if k < numKinds {
+					seen[k] = true
+				}
+			}
+		}
+	}
+	lost := false
+	for k, ok := range seen {
+		if ok {
+			t.kinds[k]++
+			lost = lost || cellKind(k).lost()
+		}
+	}
+	if lost {
+		t.rows++
+	}
+}
+
+// labelKind returns the kind a label names, or numKinds for another label.
+func labelKind(label string) cellKind {
+	for k, l := range kindLabels {
+		if l == label {
+			return cellKind(k)
+		}
+	}
+	return numKinds
+}
+
+// losses describes what a tally found, one Loss per kind that is lost.
+func (sc lossScan) losses(t lossTally) []Loss {
+	var out []Loss
+	want := describePolicy(sc.s.GCPolicy())
+	for k := cellKind(0); k < numKinds; k++ {
+		n := t.kinds[k]
+		if n == 0 || !k.lost() {
+			continue
+		}
+		rows := plural(n, "row holds", "rows hold")
+		var reason string
+		switch k {
+		case kindSequence:
+			reason = fmt.Sprintf("%s sequence numbers (timestamps before 2000), which the age-based policy %s deletes all at once", rows, want)
+		case kindExpired:
+			r := sc.ranges[kindExpired]
+			last := formatTime((r.hi - 1000).Time())
+			span := "up to " + last
+			if r.lo > realTime {
+				span = formatTime(r.lo.Time()) + " to " + last
+			}
+			reason = fmt.Sprintf("%s cells stamped %s, which would expire at once under %v", rows, span, sc.s)
+			if tr, _ := sc.s.timed(); tr.offset == 0 {
+				reason = fmt.Sprintf("%s cells stamped %s, which %v reads as expiries already past: hidden at once, deleted by GC within seconds",
+					rows, span, sc.s)
+			}
+		case kindEarlier:
+			reason = fmt.Sprintf("%s cells whose expiries move %s earlier under %v than under maxage=%s",
+				rows, formatAge(sc.shift), sc.s, formatAge(sc.age))
+		case kindRealTime:
+			reason = fmt.Sprintf("%s real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under %s would delete the versions written after them",
+				rows, want)
+		case kindVersions:
+			reason = fmt.Sprintf("%s columns with more than %d versions, whose oldest %s deletes", plural(n, "row has", "rows have"), sc.n, want)
+		}
+		out = append(out, Loss{Rows: n, Reason: reason})
+	}
+	return out
+}
+
+// tsRange is the timestamps [lo, hi), or from lo on when open; the zero
+// value is empty.
+type tsRange struct {
+	lo, hi bigtable.Timestamp
+	open   bool
+}
+
+func (r tsRange) empty() bool { return !r.open && r.hi <= r.lo }
+
+// filter passes the cells of the range.
+func (r tsRange) filter() bigtable.Filter {
+	if r.open {
+		return bigtable.TimestampRangeFilterMicros(r.lo, 0) // 0: no upper bound
+	}
+	return bigtable.TimestampRangeFilterMicros(r.lo, r.hi)
+}

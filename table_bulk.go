@@ -1,0 +1,141 @@
+package ttl
+
+import (
+	"context"
+	"fmt"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// ApplyBulk applies muts[i] to rows[i], each atomically, all with the
+// timestamps their lifetimes give at one reading of the clock. An invalid
+// mutation is not sent and its error is reported at its index; the others
+// are applied. Conditional mutations cannot be applied in bulk.
+//
+// Rows are built and sent in the groups the bigtable client would send as
+// one request each (at most 100,000 changes), so that the built mutations
+// of only one group are in memory at a time.
+//
+// errs is nil when every row was written; otherwise it has one entry per
+// row, nil for each row written. A non-nil err means every request failed
+// (or rows and muts differ in length): no row is known to be written, and
+// every row sent has an error in errs.
+func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, opts ...bigtable.ApplyOption) (errs []error, err error) {
+	if err := t.check(ctx, "ApplyBulk"); err != nil {
+		return nil, err
+	}
+	if len(rows) != len(muts) {
+		return nil, fmt.Errorf("%w: ApplyBulk: %d rows but %d mutations", ErrInvalidMutation, len(rows), len(muts))
+	}
+	now := t.now()
+	w := bulkWriter{tbl: t.tbl, opts: opts, n: len(rows)}
+	for i, m := range muts {
+		if m != nil && m.isCond {
+			w.fail(i, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i]))
+			continue
+		}
+		b, err := t.build(now, m, false)
+		if err != nil {
+			w.fail(i, err)
+			continue
+		}
+		if w.group.changes+b.n > maxBulkChanges {
+			w.send(ctx)
+		}
+		w.group.add(i, rows[i], b, len(rows))
+	}
+	w.send(ctx)
+	return w.result()
+}
+
+// maxBulkChanges is the most changes the bigtable client sends in one
+// MutateRows request (its maxMutations); it groups rows greedily, never
+// splitting one, and ApplyBulk groups them the same way.
+const maxBulkChanges = 100_000
+
+// A bulkWriter sends the rows of one ApplyBulk call group by group and
+// collects their errors.
+type bulkWriter struct {
+	tbl  bigtable.TableAPI
+	opts []bigtable.ApplyOption
+	n    int // rows in the call
+
+	group bulkGroup // the rows to send next
+
+	errs     []error // nil until a row fails; then one entry per row
+	groups   int     // requests sent
+	failed   int     // requests that failed as a whole
+	firstErr error   // the first such request's error
+}
+
+// fail records the error of row i.
+func (w *bulkWriter) fail(i int, err error) {
+	if w.errs == nil {
+		w.errs = make([]error, w.n)
+	}
+	w.errs[i] = err
+}
+
+// send sends the group, if it has rows, records its errors at its rows'
+// indexes, and empties it.
+func (w *bulkWriter) send(ctx context.Context) {
+	g := &w.group
+	if len(g.rows) == 0 {
+		return
+	}
+	w.groups++
+	rowErrs, err := w.tbl.ApplyBulk(ctx, g.rows, g.muts, w.opts...)
+	for j, i := range g.index {
+		switch {
+		case err != nil:
+			w.fail(i, err)
+		case j < len(rowErrs) && rowErrs[j] != nil:
+			w.fail(i, rowErrs[j])
+		}
+	}
+	if err != nil {
+		w.failed++
+		if w.firstErr == nil {
+			w.firstErr = err
+		}
+	}
+	g.reset()
+}
+
+// result is ApplyBulk's: the per-row errors, and an error of the call when
+// every request failed.
+func (w *bulkWriter) result() ([]error, error) {
+	if w.groups > 0 && w.failed == w.groups {
+		return w.errs, w.firstErr
+	}
+	return w.errs, nil
+}
+
+// bulkGroup is the rows ApplyBulk sends in one request.
+type bulkGroup struct {
+	rows    []string
+	muts    []*bigtable.Mutation
+	index   []int // of each row in ApplyBulk's arguments
+	changes int
+}
+
+// add adds row i, built as b; capacity is the number of rows in the call,
+// which bounds the group's.
+func (g *bulkGroup) add(i int, row string, b built, capacity int) {
+	if g.rows == nil {
+		capacity = min(capacity, maxBulkChanges)
+		g.rows = make([]string, 0, capacity)
+		g.muts = make([]*bigtable.Mutation, 0, capacity)
+		g.index = make([]int, 0, capacity)
+	}
+	g.rows = append(g.rows, row)
+	g.muts = append(g.muts, b.m)
+	g.index = append(g.index, i)
+	g.changes += b.n
+}
+
+// reset empties the group, letting its mutations go.
+func (g *bulkGroup) reset() {
+	clear(g.muts)
+	g.rows, g.muts, g.index, g.changes = g.rows[:0], g.muts[:0], g.index[:0], 0
+}

@@ -1,0 +1,80 @@
+package ttl
+
+import (
+	"context"
+	"fmt"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// ApplyReadModifyWrite applies m to the row atomically on the server, like
+// bigtable.Table.ApplyReadModifyWrite, and returns the new cells.
+//
+// The server stamps each new cell with the later of its clock and the
+// column's newest timestamp, so m is refused with ErrServerTimestamp in a
+// OneSecond family (the cell would expire at once) and a SequenceNumbers
+// family; it is allowed in a DefaultExpiration family, where the cell then
+// lives for the default (or as long as the column's newest cell, if that
+// lives longer), and in families without a strategy.
+//
+// The server builds on the column's newest cell even when it has expired.
+// So that an expired counter restarts from zero instead of resurfacing,
+// ApplyReadModifyWrite first deletes the expired cells of the columns m
+// touches in DefaultExpiration families: two requests, not one. Expired is
+// judged by the table's clock, as reads judge it: a clock running ahead
+// deletes cells that early. A cell that expires between the two requests
+// (a few milliseconds) can still be built on. With a read margin, the
+// cells within it are deleted too: reads already treat them as expired,
+// and a hidden value must not come back inside the new one.
+//
+// Read-modify-write cells get no write-time companion. With
+// RecordWriteTime, the first request also deletes the touched columns'
+// companions: the server may replace a cell in place (when the column's
+// newest cell has a later timestamp than its clock), and a companion must
+// never describe another value, so those columns' cells report no write
+// time.
+func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadModifyWrite) (bigtable.Row, error) {
+	if err := t.check(ctx, "ApplyReadModifyWrite"); err != nil {
+		return nil, err
+	}
+	if m == nil || len(m.ops) == 0 {
+		return nil, fmt.Errorf("%w: read-modify-write has no changes", ErrInvalidMutation)
+	}
+	now := t.now()
+	rmw := bigtable.NewReadModifyWrite()
+	var purge built
+	for _, o := range m.ops {
+		s, managed := t.managed[o.family]
+		if !managed {
+			if err := t.checkUnmanaged(o.family, o.column); err != nil {
+				return nil, err
+			}
+		} else {
+			r, timed := s.timed()
+			if !timed || !r.serverTimestamps() {
+				return nil, fmt.Errorf("%w: %v (family %q, column %q)", ErrServerTimestamp, s, o.family, o.column)
+			}
+			if err := t.companions.checkColumn(o.family, o.column); err != nil {
+				return nil, err
+			}
+			if purge.m == nil {
+				purge = newBuilt()
+			}
+			if start := r.liveFrom(now.Add(t.margin)); start > 0 {
+				purge.deleteRange(o.family, o.column, 0, start)
+			}
+			t.companions.deleteColumn(&purge, o.family, o.column)
+		}
+		if o.isAppend {
+			rmw.AppendValue(o.family, o.column, o.append)
+		} else {
+			rmw.Increment(o.family, o.column, o.delta)
+		}
+	}
+	if purge.n > 0 {
+		if err := t.tbl.Apply(ctx, row, purge.m); err != nil {
+			return nil, err
+		}
+	}
+	return t.tbl.ApplyReadModifyWrite(ctx, row, rmw)
+}

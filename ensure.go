@@ -29,6 +29,11 @@ type EnsureOptions struct {
 	// Now is the clock that decides which cells are live; it is read once.
 	// nil means time.Now.
 	Now func() time.Time
+
+	// Scan configures the scan for data that changes would lose: its
+	// workers, its progress reports, and a sample of the table for a
+	// fast estimate. A sampled plan decides nothing: it needs DryRun.
+	Scan ScanOptions
 }
 
 // A Plan is what EnsureFamilies found and what it did, or in a dry run
@@ -48,6 +53,11 @@ type Plan struct {
 	// DryRun reports a plan made with EnsureOptions.DryRun: nothing was
 	// changed.
 	DryRun bool
+	// Scan is what the scan for data loss read: one pass over the table
+	// for every family to change. A scan that is not Complete decided
+	// nothing: its counts are partial (it stopped early) or estimates (a
+	// sample).
+	Scan Scan
 }
 
 // A FamilyPlan is the plan for one family: keep it when it matches,
@@ -80,7 +90,9 @@ type FamilyPlan struct {
 	// is reported, not refused: nothing is deleted or hidden.
 	Resurfaced int
 
-	// Scan is what counting them read.
+	// Scan is the scan that counted them, shared by every family changed
+	// in the same call (the same as Plan.Scan); zero for a family that
+	// needed none.
 	Scan Scan
 
 	// Refused reports a change that would lose data and was not allowed.
@@ -131,6 +143,13 @@ func EnsureFamilies(ctx context.Context, admin *bigtable.AdminClient, table stri
 	if err != nil {
 		return nil, err
 	}
+	if err := opts.Scan.check(); err != nil {
+		return nil, fmt.Errorf("EnsureFamilies: %w", err)
+	}
+	if opts.Scan.Sample > 0 && !opts.DryRun {
+		return nil, fmt.Errorf("%w: EnsureFamilies: a sample (ScanOptions.Sample) gives estimates, which cannot decide a change; use it with DryRun",
+			ErrInvalidOption)
+	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -142,31 +161,44 @@ func EnsureFamilies(ctx context.Context, admin *bigtable.AdminClient, table stri
 	}
 	plan.CreateTable = !exists
 	plan.Families = make([]FamilyPlan, len(statuses))
-	var refused []string
+	scans := lossScans{}
 	for i, st := range statuses {
+		plan.Families[i].FamilyStatus = st
+		if st.Exists() && !st.Matches() {
+			scans[st.Family] = newLossScan(managed[st.Family], st.Found, plan.Now)
+		}
+	}
+	tallies, read, err := scans.run(ctx, data, opts.Scan)
+	plan.Scan = read
+	for i := range plan.Families {
 		f := &plan.Families[i]
-		f.FamilyStatus = st
-		if !st.Exists() || st.Matches() {
+		sc, changed := scans[f.Family]
+		if !changed {
 			continue
 		}
-		sc := newLossScan(managed[st.Family], st.Found, plan.Now)
-		var tally lossTally
-		var err error
-		if filter := sc.filter(st.Family); filter != nil {
-			err = scanRows(ctx, data, filter, func(r bigtable.Row) { sc.count(r, &tally) }, &f.Scan)
+		t := tallies[f.Family]
+		f.Rows, f.Resurfaced, f.Losses = t.rows, t.kinds[kindBack], sc.losses(t)
+		if sc.filter(f.Family) != nil {
+			f.Scan = read
 		}
-		f.Rows, f.Resurfaced = tally.rows, tally.kinds[kindBack]
-		if err != nil {
-			return plan, fmt.Errorf("ttl: table %q: scanning family %q: %w", table, st.Family, err)
-		}
-		f.Losses = sc.losses(tally)
+	}
+	if err != nil {
+		return plan, fmt.Errorf("ttl: table %q: the scan for data loss stopped after %d of %d shards; its counts are partial and nothing was changed: %w",
+			table, read.ShardsRead, read.planned(), err)
+	}
+	if read.Sampled > 0 {
+		return plan, nil
+	}
+	var refused []string
+	for i := range plan.Families {
+		f := &plan.Families[i]
 		if f.Rows > 0 && !opts.AllowDataLoss {
 			f.Refused = true
 			reasons := make([]string, len(f.Losses))
 			for j, l := range f.Losses {
 				reasons[j] = l.Reason
 			}
-			refused = append(refused, fmt.Sprintf("%s: %s", st, strings.Join(reasons, "; ")))
+			refused = append(refused, fmt.Sprintf("%s: %s", f.FamilyStatus, strings.Join(reasons, "; ")))
 		}
 	}
 	if len(refused) > 0 {

@@ -1,9 +1,11 @@
 package ttl
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // How a Plan prints: the decisions are EnsureFamilies', in ensure.go.
@@ -16,11 +18,7 @@ func (p *Plan) String() string {
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "FAMILY\tSTRATEGY\tFOUND\tWANT\tACTION\tROWS LOST")
 	for _, f := range p.Families {
-		rows := "-"
-		if f.Exists() && !f.Matches() {
-			rows = fmt.Sprint(f.Rows)
-		}
-		fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\t%s\n", f.Family, f.Strategy, describePolicy(f.Found), describePolicy(f.Want), f.action(p.DryRun), rows)
+		fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\t%s\n", f.Family, f.Strategy, describePolicy(f.Found), describePolicy(f.Want), p.action(f), p.rowsLost(f))
 	}
 	w.Flush()
 	for _, f := range p.Families {
@@ -30,13 +28,15 @@ func (p *Plan) String() string {
 		if f.Resurfaced > 0 {
 			fmt.Fprintf(&b, "  %s: %s\n", f.Family, f.resurfaced())
 		}
-		if f.Scan.Reads > 0 {
-			fmt.Fprintf(&b, "  %s: scan: %s, %s and %s seen, %s returned\n", f.Family, plural(f.Scan.Reads, "read", "reads"),
-				plural(f.Scan.RowsSeen, "row", "rows"), plural(f.Scan.CellsSeen, "cell", "cells"), plural(f.Scan.CellsReturned, "cell", "cells"))
-		}
+	}
+	if p.Scan.Reads > 0 {
+		fmt.Fprintf(&b, "  scan: %s\n", describeScan(p.Scan))
 	}
 	return b.String()
 }
+
+// stopped reports a plan whose scan stopped early: it decided nothing.
+func (p *Plan) stopped() bool { return p.Scan.ShardsRead < p.Scan.planned() }
 
 // state sums the plan up for its first line.
 func (p *Plan) state() string {
@@ -53,6 +53,12 @@ func (p *Plan) state() string {
 	}
 	var s string
 	switch {
+	case p.stopped():
+		s = fmt.Sprintf("the scan stopped after %d of %d shards: nothing decided, nothing changed; the counts below are partial",
+			p.Scan.ShardsRead, p.Scan.planned())
+	case p.Scan.Estimate():
+		s = fmt.Sprintf("estimate from a sample of %d of %d shards, nothing decided, nothing changed; %s to make",
+			p.Scan.Sampled, p.Scan.Shards, plural(pending, "change", "changes"))
 	case refused > 0 && p.DryRun:
 		s = fmt.Sprintf("dry run, nothing changed; %s would be refused", plural(refused, "change", "changes"))
 	case refused > 0:
@@ -76,30 +82,107 @@ func (p *Plan) state() string {
 	return s
 }
 
-// action is the family's line in the plan.
-func (f FamilyPlan) action(dryRun bool) string {
+// action is the family's ACTION in the plan: what was done, or what would
+// be; never a decision the plan did not take.
+func (p *Plan) action(f FamilyPlan) string {
+	estimate := ""
+	if p.Scan.Estimate() {
+		estimate = " (estimate)"
+	}
 	switch {
 	case f.Matches():
 		return "keep"
 	case f.Refused:
 		return "refused"
-	case !f.Exists() && f.Done:
+	case f.Done && !f.Exists():
 		return "created"
-	case !f.Exists():
-		return "create"
 	case f.Done && f.Rows > 0:
 		return "changed, data lost"
 	case f.Done:
 		return "changed"
-	case f.Rows > 0 && !dryRun:
-		return "change, data lost"
+	case p.stopped():
+		return "undecided"
+	case !f.Exists():
+		return "create"
+	case f.Rows > 0 && !p.DryRun:
+		// Allowed, but the changes stopped before this one: nothing lost.
+		return "not changed"
 	case f.Rows > 0:
-		return "change, loses data"
+		return "change, loses data" + estimate
 	}
-	return "change"
+	return "change" + estimate
+}
+
+// rowsLost is the family's ROWS LOST: exact, at least (a scan that stopped
+// early), or about (a sample).
+func (p *Plan) rowsLost(f FamilyPlan) string {
+	switch {
+	case !f.Exists() || f.Matches():
+		return "-"
+	case p.stopped():
+		return fmt.Sprintf("≥%d", f.Rows)
+	case p.Scan.Estimate():
+		return fmt.Sprintf("~%d", f.Rows)
+	}
+	return fmt.Sprint(f.Rows)
 }
 
 func (f FamilyPlan) resurfaced() string {
 	return fmt.Sprintf("%s cells that the current policy %s already lets GC delete, not yet collected, which %v would return again",
 		plural(f.Resurfaced, "row holds", "rows hold"), describePolicy(f.Found), f.Strategy)
+}
+
+// describeScan says what a scan read, and whether its counts are exact,
+// partial or estimates.
+func describeScan(s Scan) string {
+	var shards string
+	switch {
+	case s.Sampled > 0:
+		shards = fmt.Sprintf("a sample of %d of %d shards (estimates: counts ×%.1f)", s.Sampled, s.Shards, s.scale())
+		if s.ShardsRead < s.Sampled {
+			shards = fmt.Sprintf("%d of a sample of %d of %d shards read (partial)", s.ShardsRead, s.Sampled, s.Shards)
+		}
+	case s.ShardsRead < s.Shards:
+		shards = fmt.Sprintf("%d of %d shards read (partial)", s.ShardsRead, s.Shards)
+	default:
+		shards = plural(s.Shards, "shard", "shards")
+	}
+	return fmt.Sprintf("%s, %s, %s and %s seen, %s returned", shards, plural(s.Reads, "read", "reads"),
+		plural(s.RowsSeen, "row", "rows"), plural(s.CellsSeen, "cell", "cells"), plural(s.CellsReturned, "cell", "cells"))
+}
+
+// MarshalJSON encodes the plan for programs: what String prints, as
+// fields. decided is false for a plan whose scan stopped early or read a
+// sample: its counts are partial or estimates, and it decided nothing.
+func (p *Plan) MarshalJSON() ([]byte, error) {
+	type family struct {
+		Family     string `json:"family"`
+		Strategy   string `json:"strategy"`
+		Found      string `json:"found"`
+		Want       string `json:"want"`
+		Action     string `json:"action"`
+		RowsLost   int    `json:"rows_lost"`
+		Losses     []Loss `json:"losses"`
+		Resurfaced int    `json:"resurfaced_rows"`
+		Refused    bool   `json:"refused"`
+		Done       bool   `json:"done"`
+	}
+	out := struct {
+		Table       string    `json:"table"`
+		Now         time.Time `json:"now"`
+		State       string    `json:"state"`
+		DryRun      bool      `json:"dry_run"`
+		CreateTable bool      `json:"create_table"`
+		Decided     bool      `json:"decided"`
+		Scan        Scan      `json:"scan"`
+		Families    []family  `json:"families"`
+	}{p.Table, p.Now, p.state(), p.DryRun, p.CreateTable, !p.stopped() && !p.Scan.Estimate(), p.Scan, make([]family, len(p.Families))}
+	for i, f := range p.Families {
+		found, want := f.Policies()
+		out.Families[i] = family{f.Family, f.Strategy.String(), found, want, p.action(f), f.Rows, f.Losses, f.Resurfaced, f.Refused, f.Done}
+		if out.Families[i].Losses == nil {
+			out.Families[i].Losses = []Loss{}
+		}
+	}
+	return json.Marshal(out)
 }

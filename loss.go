@@ -1,8 +1,10 @@
 package ttl
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -46,11 +48,11 @@ const realTime bigtable.Timestamp = 946_684_800_000_000
 // hide, and the number of rows that hold such cells.
 type Loss struct {
 	// Rows is the number of rows that hold such cells.
-	Rows int
+	Rows int `json:"rows"`
 	// Reason says which cells and what the change would do to them, such
 	// as "3 rows hold cells stamped up to …, which would expire at once
 	// under DefaultExpiration(168h0m0s)".
-	Reason string
+	Reason string `json:"reason"`
 }
 
 // A cellKind is one kind of cell the loss scan looks for. The scan's
@@ -166,23 +168,43 @@ type lossTally struct {
 	rows  int           // rows holding cells of any kind that is lost
 }
 
-// count adds one row the scan's filter returned to t.
-func (sc lossScan) count(r bigtable.Row, t *lossTally) {
+// add adds the counts of o to t.
+func (t *lossTally) add(o lossTally) {
+	for k := range t.kinds {
+		t.kinds[k] += o.kinds[k]
+	}
+	t.rows += o.rows
+}
+
+// scaled returns t with every count multiplied by f, rounded: a sample's
+// tally as an estimate for the table.
+func (t lossTally) scaled(f float64) lossTally {
+	if f == 1 {
+		return t
+	}
+	for k := range t.kinds {
+		t.kinds[k] = int(float64(t.kinds[k])*f + 0.5)
+	}
+	t.rows = int(float64(t.rows)*f + 0.5)
+	return t
+}
+
+// count adds to t one row's cells of the family, as the scan's filter
+// returned them.
+func (sc lossScan) count(items []bigtable.ReadItem, t *lossTally) {
 	var seen [numKinds]bool
 	var perColumn map[string]int
-	for _, items := range r {
-		for _, it := range items {
-			for _, l := range it.Labels {
-				k := labelKind(l)
-				if k == kindVersions {
-					if perColumn == nil {
-						perColumn = map[string]int{}
-					}
-					perColumn[it.Column]++
-					seen[k] = seen[k] || perColumn[it.Column] > sc.n
-				} else if k < numKinds {
-					seen[k] = true
+	for _, it := range items {
+		for _, l := range it.Labels {
+			k := labelKind(l)
+			if k == kindVersions {
+				if perColumn == nil {
+					perColumn = map[string]int{}
 				}
+				perColumn[it.Column]++
+				seen[k] = seen[k] || perColumn[it.Column] > sc.n
+			} else if k < numKinds {
+				seen[k] = true
 			}
 		}
 	}
@@ -246,6 +268,58 @@ func (sc lossScan) losses(t lossTally) []Loss {
 		out = append(out, Loss{Rows: n, Reason: reason})
 	}
 	return out
+}
+
+// lossScans are the loss scans of the families one EnsureFamilies call
+// changes, by family. They run in one pass over the table: one filter
+// interleaves theirs, and each row's cells go to their family's scan.
+type lossScans map[string]lossScan
+
+// run reads data once and returns each family's tally, and what was read.
+func (ls lossScans) run(ctx context.Context, data bigtable.TableAPI, o ScanOptions) (map[string]lossTally, Scan, error) {
+	tallies := make(map[string]lossTally, len(ls))
+	var filters []bigtable.Filter
+	for family, sc := range ls {
+		if f := sc.filter(family); f != nil {
+			filters = append(filters, f)
+		}
+	}
+	if len(filters) == 0 {
+		return tallies, Scan{}, nil
+	}
+	// Map order would make the request differ from call to call.
+	sort.Slice(filters, func(i, j int) bool { return filters[i].String() < filters[j].String() })
+	filter := filters[0]
+	if len(filters) > 1 {
+		filter = bigtable.InterleaveFilters(filters...)
+	}
+	read, err := scanTable(ctx, data, filter, o,
+		func() map[string]*lossTally { return map[string]*lossTally{} },
+		func(acc map[string]*lossTally, r bigtable.Row) {
+			for family, items := range r {
+				sc, ok := ls[family]
+				if !ok {
+					continue
+				}
+				t := acc[family]
+				if t == nil {
+					t = new(lossTally)
+					acc[family] = t
+				}
+				sc.count(items, t)
+			}
+		},
+		func(acc map[string]*lossTally) {
+			for family, t := range acc {
+				sum := tallies[family]
+				sum.add(*t)
+				tallies[family] = sum
+			}
+		})
+	for family, t := range tallies {
+		tallies[family] = t.scaled(read.scale())
+	}
+	return tallies, read, err
 }
 
 // tsRange is the timestamps [lo, hi), or from lo on when open; the zero

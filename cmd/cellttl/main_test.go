@@ -219,7 +219,7 @@ func TestEnsure(t *testing.T) {
 		assert.Contains(t, stdout, "clicks  DefaultExpiration(48h0m0s)  never    maxage=2d  refused  1\n")
 		assert.Contains(t, stdout, "sess    OneSecond()                 missing  maxage=1s  create   -\n")
 		assert.Contains(t, stdout, "clicks: 1 row holds cells stamped up to ")
-		assert.Contains(t, stdout, "clicks: scan: 1 read, 2 rows and 3 cells seen, 1 cell returned\n")
+		assert.Regexp(t, `\n  scan: (\d+) shards, (\d+) reads, 2 rows and 3 cells seen, 1 cell returned\n`, stdout)
 		assert.Contains(t, stderr, "refused, nothing changed; run again with -allow-data-loss")
 		assert.Equal(t, before, policies(t, admin))
 	}

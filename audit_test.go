@@ -1,0 +1,124 @@
+package ttl_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+)
+
+// TestAuditTable audits a table with a family of each kind and checks every
+// count, the buckets the cells fall in, and the bytes, values stripped.
+func TestAuditTable(t *testing.T) {
+	ctx := context.Background()
+	e := newEmulator(t)
+	raw := e.table(t, "t", map[string]bigtable.GCPolicy{
+		"sess":   bigtable.MaxAgePolicy(time.Second),
+		"clicks": nil, // no GC: its expired cells are never collected
+		"rev":    nil,
+		"meta":   nil,
+	})
+	put := func(row, family, column string, ts bigtable.Timestamp) {
+		t.Helper()
+		m := bigtable.NewMutation()
+		m.Set(family, column, ts, []byte("12345"))
+		if err := raw.Apply(ctx, row, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a", "sess", "live", ms(base.Add(time.Hour)))  // expires in 1h
+	put("a", "sess", "dead", ms(base.Add(-time.Hour))) // expired an hour ago, collectable 1s later
+	put("a", "sess", "keep", ttl.MaxTimestamp)         // Forever
+	put("b", "clicks", "c", ms(base))                  // expires in 48h
+	put("b", "clicks", "c", ms(base.Add(-72*time.Hour)))
+	for v := int64(1); v <= 3; v++ {
+		put("c", "rev", "v", bigtable.Timestamp(v*1000))
+	}
+	put("c", "meta", "m", ms(base))
+
+	families := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(2)}
+	audit, err := ttl.AuditTable(ctx, e.admin, "t", raw, families, ttl.AuditOptions{Now: func() time.Time { return base }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := func(row, column string) int64 { return int64(len(row) + len(column) + 8) } // values stripped
+	want := map[string]struct {
+		live, expired, forever, uncollectable int64 // cells
+		liveBytes                             int64
+	}{
+		"clicks": {1, 1, 0, 1, cell("b", "clicks:c")},
+		"meta":   {1, 0, 1, 0, cell("c", "meta:m")},
+		"rev":    {2, 1, 0, 1, 2 * cell("c", "rev:v")},
+		"sess":   {2, 1, 1, 0, cell("a", "sess:live") + cell("a", "sess:keep")},
+	}
+	if len(audit.Families) != len(want) {
+		t.Fatalf("%d families audited, want %d:\n%v", len(audit.Families), len(want), audit)
+	}
+	buckets := func(h []ttl.Bucket) map[string]int64 {
+		out := map[string]int64{}
+		for _, b := range h {
+			if b.Cells > 0 {
+				out[b.From.Sub(base).String()+".."+b.Until.Sub(base).String()] += b.Cells
+			}
+		}
+		return out
+	}
+	for _, f := range audit.Families {
+		w := want[f.Family]
+		got := [4]int64{f.Live.Cells, f.Expired.Cells, f.Forever.Cells, f.Uncollectable.Cells}
+		if got != [4]int64{w.live, w.expired, w.forever, w.uncollectable} || f.Live.Bytes != w.liveBytes {
+			t.Errorf("%s: live, expired, forever, uncollectable = %v, live bytes %d; want %v, %d",
+				f.Family, got, f.Live.Bytes, [4]int64{w.live, w.expired, w.forever, w.uncollectable}, w.liveBytes)
+		}
+		switch f.Family {
+		case "sess":
+			if got := buckets(f.Expiring); len(got) != 1 || got["1h0m0s..24h0m0s"] != 1 {
+				t.Errorf("sess expiring: %v", got)
+			}
+			if got := buckets(f.Collectable); len(got) != 1 || got["-1h0m0s..0s"] != 1 {
+				t.Errorf("sess collectable: %v", got)
+			}
+			if f.Policy != "maxage=1s" || f.Strategy != "OneSecond()" {
+				t.Errorf("sess: %q %q", f.Strategy, f.Policy)
+			}
+		case "clicks":
+			if got := buckets(f.Expiring); len(got) != 1 || got["24h0m0s..168h0m0s"] != 1 {
+				t.Errorf("clicks expiring: %v", got)
+			}
+		case "meta":
+			if f.Strategy != "" || f.Policy != "never" {
+				t.Errorf("meta: %q %q", f.Strategy, f.Policy)
+			}
+		}
+	}
+	if !audit.Scan.Complete() || audit.Scan.RowsReturned != 3 || audit.Scan.CellsReturned != 9 {
+		t.Errorf("scan %+v", audit.Scan)
+	}
+
+	// The JSON says it is complete and decodes back to counts that merge.
+	b, err := json.Marshal(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"complete":true`) {
+		t.Errorf("JSON without complete: %s", b)
+	}
+	var back ttl.Audit
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Merge(audit); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range back.Families {
+		if f.Live.Cells != 2*audit.Families[i].Live.Cells || f.Collectable[4].Cells != 2*audit.Families[i].Collectable[4].Cells {
+			t.Errorf("%s: merged %+v", f.Family, f)
+		}
+	}
+	t.Log("\n" + audit.String())
+}

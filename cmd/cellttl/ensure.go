@@ -11,8 +11,9 @@ import (
 )
 
 var ensureCommand = &command{
-	name: "ensure",
-	args: " [-apply] [-allow-data-loss] [-ignore-warnings]",
+	name:  "ensure",
+	args:  " [-apply] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json]",
+	scans: true,
 	help: `Ensure makes each family's GC policy the one its strategy needs: it creates
 the table if it does not exist, creates missing families, and changes
 mismatched policies. Families not given with -family are left alone.
@@ -25,8 +26,15 @@ expiries a shorter age (a shorter default, or onesecond after an age
 policy) moves earlier, real-time timestamps under seqnum, sequence numbers
 under an age-based policy, more versions than seqnum keeps. It refuses
 such a change, changing nothing and exiting 3, unless -allow-data-loss is
-given.`,
+given.
+
+The scan reads the table once for every family to change, in shards read in
+parallel (-workers), with progress on stderr. -sample reads a fraction of
+the shards for a labelled estimate and decides nothing (it cannot be used
+with -apply). A scan that fails, times out or is interrupted changes
+nothing, labels its counts partial and exits 1.`,
 	flags: func(fs *flag.FlagSet, c *config) {
+		scanFlags(fs, c)
 		fs.BoolVar(&c.apply, "apply", false, "make the changes (without it, a dry run)")
 		fs.BoolVar(&c.allowDataLoss, "allow-data-loss", false, "make changes even if they delete or hide existing cells")
 		fs.BoolVar(&c.ignoreWarnings, "ignore-warnings", false, "pass Bigtable's IgnoreWarnings with each GC policy change,\n"+
@@ -36,6 +44,10 @@ given.`,
 }
 
 func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	if c.apply && c.sample > 0 {
+		fmt.Fprintln(stderr, "cellttl ensure: -sample gives estimates, which cannot decide a change; drop -apply or -sample")
+		return exitUsage
+	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "ensure", err)
@@ -46,26 +58,43 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return fail(stderr, "ensure", err)
 	}
 	defer client.Close()
+	progress := newProgress(c, stderr)
 	plan, err := ttl.EnsureFamilies(ctx, admin, c.table, client.Open(c.table), c.families.strategies, ttl.EnsureOptions{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
+		Scan:           progress.options(c),
 	})
+	progress.end()
 	if plan != nil {
-		fmt.Fprint(stdout, plan)
+		if c.format.json {
+			if err := printJSON(stdout, plan); err != nil {
+				return fail(stderr, "ensure", err)
+			}
+		} else {
+			fmt.Fprint(stdout, plan)
+		}
 	}
 	switch {
 	case errors.Is(err, ttl.ErrDataLoss):
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; run again with -allow-data-loss to accept the loss")
 		return exitMismatch
+	case err != nil && plan != nil && !plan.Scan.Complete() && !plan.Scan.Estimate() && plan.Scan.Shards > 0:
+		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
+		fmt.Fprintln(stderr, "cellttl ensure: the scan did not finish: nothing was decided or changed, the counts above are partial")
+		return exitFailed
 	case err != nil:
 		return fail(stderr, "ensure", err)
 	}
-	if plan.DryRun {
+	if plan.DryRun && !c.format.json {
 		for _, f := range plan.Families {
 			if !f.Matches() {
-				fmt.Fprintln(stdout, "dry run: run again with -apply to make these changes")
+				if plan.Scan.Estimate() {
+					fmt.Fprintln(stdout, "estimate: run again without -sample to decide")
+				} else {
+					fmt.Fprintln(stdout, "dry run: run again with -apply to make these changes")
+				}
 				break
 			}
 		}

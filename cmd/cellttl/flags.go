@@ -19,9 +19,21 @@ type config struct {
 	families                 familiesFlag
 	others                   listFlag
 	timeout                  time.Duration
+	format                   formatFlag
+
+	// commands that read data
+	appProfile string
+
+	// commands that read a whole table
+	workers  int
+	sample   float64
+	progress bool
 
 	// ensure
 	apply, allowDataLoss, ignoreWarnings bool
+
+	// stats
+	values bool
 
 	// inspect
 	at         timeFlag
@@ -42,10 +54,27 @@ func newFlagSet(cmd *command, c *config) *flag.FlagSet {
 	fs.Var(&c.families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
 		"default:DURATION (48h, 90m, 30d) or seqnum:VERSIONS; repeat for each family")
 	fs.DurationVar(&c.timeout, "timeout", 0, "give up after this `duration` (default: no limit)")
+	fs.Var(&c.format, "format", "output `format`: text or json")
 	if cmd.flags != nil {
 		cmd.flags(fs, c)
 	}
 	return fs
+}
+
+// dataFlags defines the flags of a command that reads data.
+func dataFlags(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.appProfile, "app-profile", "", "the app `profile` to read with, such as one that routes to a cluster\n"+
+		"that serves no application traffic (default: the instance's default profile)")
+}
+
+// scanFlags defines the flags of a command that reads a whole table.
+func scanFlags(fs *flag.FlagSet, c *config) {
+	dataFlags(fs, c)
+	fs.IntVar(&c.workers, "workers", ttl.DefaultWorkers, "how many shards of the table to read at `once`")
+	fs.Float64Var(&c.sample, "sample", 0, "read only this `fraction` of the table's shards, spread evenly, for a fast\n"+
+		"estimate (clearly labelled; it decides and changes nothing)")
+	fs.BoolVar(&c.progress, "progress", true, "report progress on stderr: a live line on a terminal, a line every\n"+
+		"10s otherwise")
 }
 
 // parse parses a command's arguments. Flags may come before or after the
@@ -75,7 +104,7 @@ func parse(cmd *command, args []string) (*config, error) {
 			missing = append(missing, "-"+f.name)
 		}
 	}
-	if len(c.families.strategies) == 0 {
+	if len(c.families.strategies) == 0 && !cmd.familiesOptional {
 		missing = append(missing, "-family")
 	}
 	switch {
@@ -87,6 +116,12 @@ func parse(cmd *command, args []string) (*config, error) {
 		return nil, fmt.Errorf("unexpected argument %q after %s", positional[1], cmd.positional)
 	case cmd.positional == "" && len(positional) > 0:
 		return nil, fmt.Errorf("unexpected argument %q", positional[0])
+	}
+	switch {
+	case c.workers < 0 || c.workers == 0 && cmd.scans:
+		return nil, fmt.Errorf("-workers %d: want 1 or more", c.workers)
+	case c.sample < 0 || c.sample >= 1:
+		return nil, fmt.Errorf("-sample %v: want a fraction from 0 (every shard) to below 1", c.sample)
 	}
 	if cmd.positional != "" {
 		c.row = positional[0]
@@ -173,6 +208,25 @@ func parseDuration(s string) (time.Duration, error) {
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
+}
+
+// formatFlag is -format: text (the zero value) or json.
+type formatFlag struct{ json bool }
+
+func (f *formatFlag) String() string {
+	if f != nil && f.json {
+		return "json"
+	}
+	return "text"
+}
+
+func (f *formatFlag) Set(v string) error {
+	switch v {
+	case "text", "json":
+		f.json = v == "json"
+		return nil
+	}
+	return errors.New("want text or json")
 }
 
 // listFlag collects the values of a repeated flag.

@@ -1,9 +1,10 @@
-// Command cellttl checks, sets up and inspects the column families of a
-// Bigtable table whose cells have a time to live, as the library
+// Command cellttl checks, sets up, audits and inspects the column families
+// of a Bigtable table whose cells have a time to live, as the library
 // github.com/cellttl/ttl writes them.
 //
 //	cellttl check   -project P -instance I -table T -family SPEC...
 //	cellttl ensure  -project P -instance I -table T -family SPEC... [-apply] [-allow-data-loss]
+//	cellttl stats   -project P -instance I -table T [-family SPEC]...
 //	cellttl inspect -project P -instance I -table T -family SPEC... [-other F]... ROW
 //
 // A family SPEC is NAME=onesecond, NAME=default:DURATION or
@@ -13,9 +14,10 @@
 // -project and -instance); otherwise to Cloud Bigtable with the
 // application default credentials.
 //
-// Exit status: 0 on success, 1 when the command failed, 2 on a bad command
-// line, 3 when check finds a mismatch or ensure refuses a change that would
-// lose data (nothing changed).
+// Exit status: 0 on success, 1 when the command failed (a scan that did not
+// finish included: its counts are partial), 2 on a bad command line, 3
+// when check finds a mismatch or ensure refuses a change that would lose
+// data (nothing changed).
 package main
 
 import (
@@ -51,10 +53,14 @@ type command struct {
 	flags func(fs *flag.FlagSet, c *config)
 	// positional names the one argument besides flags, if any.
 	positional string
-	run        func(ctx context.Context, c *config, stdout, stderr io.Writer) int
+	// familiesOptional lets the command run without -family.
+	familiesOptional bool
+	// scans reports a command that reads a whole table.
+	scans bool
+	run   func(ctx context.Context, c *config, stdout, stderr io.Writer) int
 }
 
-var commands = []*command{checkCommand, ensureCommand, inspectCommand}
+var commands = []*command{checkCommand, ensureCommand, statsCommand, inspectCommand}
 
 // run runs cellttl with args (without the program name) and returns the
 // exit status.
@@ -72,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		cmd := lookup(args[1])
 		if cmd == nil || len(args) > 2 {
-			fmt.Fprintf(stderr, "cellttl help: unknown command %q; commands: check, ensure, inspect\n", args[1])
+			fmt.Fprintf(stderr, "cellttl help: unknown command %q; commands: check, ensure, stats, inspect\n", args[1])
 			return exitUsage
 		}
 		printHelp(stdout, cmd)
@@ -126,19 +132,20 @@ func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) 
 	return bigtable.NewAdminClient(ctx, c.project, c.instance)
 }
 
-// dataClient connects to the instance's data API. A command line tool
-// exports no client-side metrics.
+// dataClient connects to the instance's data API, with the app profile
+// -app-profile names. A command line tool exports no client-side metrics.
 func dataClient(ctx context.Context, c *config) (*bigtable.Client, error) {
 	return bigtable.NewClientWithConfig(ctx, c.project, c.instance,
-		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}})
+		bigtable.ClientConfig{AppProfile: c.appProfile, MetricsProvider: bigtable.NoopMetricsProvider{}})
 }
 
-const usage = `cellttl checks, sets up and inspects the column families of a Bigtable
-table whose cells have a time to live (github.com/cellttl/ttl).
+const usage = `cellttl checks, sets up, audits and inspects the column families of a
+Bigtable table whose cells have a time to live (github.com/cellttl/ttl).
 
 Usage:
   cellttl check   -project P -instance I -table T -family SPEC...
   cellttl ensure  -project P -instance I -table T -family SPEC... [-apply] [-allow-data-loss] [-ignore-warnings]
+  cellttl stats   -project P -instance I -table T [-family SPEC]... [-values]
   cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-at TIME] ROW
   cellttl help [COMMAND]
 
@@ -146,8 +153,19 @@ Commands:
   check    compare each family's GC policy with the one its strategy needs
   ensure   create missing families and correct their GC policies (a dry run
            unless -apply), refusing changes that would delete or hide data
+  stats    audit what the table holds, per family: live cells, expired cells
+           still stored (GC lags), cells that never expire, their bytes, and
+           when the expired ones become collectable and the live ones expire
   inspect  list every cell of a row: its timestamp, its expiry, the time
            left, and whether a read through the library returns it
+
+Commands that read a whole table (ensure, stats) split it on its tablet
+boundaries and read the pieces in parallel (-workers), report progress on
+stderr, and take -app-profile to read from a cluster that serves no
+application traffic; -sample reads a fraction of the table for a fast,
+labelled estimate. A scan that fails, times out or is interrupted says so:
+its counts are labelled partial, nothing is decided, and the exit status
+is 1. Every command prints JSON with -format json.
 
 A family SPEC names a family and its strategy:
   NAME=onesecond           OneSecond(): the timestamp is the expiry; GC maxage=1s
@@ -160,17 +178,21 @@ The emulator: set BIGTABLE_EMULATOR_HOST=host:port; -project and -instance
 are still needed, since it keeps tables per project and instance. Without
 it cellttl uses Cloud Bigtable and the application default credentials.
 
-Exit status: 0 success; 1 the command failed; 2 bad command line; 3 check
-found a mismatch, or ensure refused a change that would lose data (nothing
-was changed).
+Exit status: 0 success; 1 the command failed, or its scan did not finish; 2
+bad command line; 3 check found a mismatch, or ensure refused a change that
+would lose data (nothing was changed).
 
 Run "cellttl help COMMAND" or "cellttl COMMAND -h" for a command's flags.
 `
 
 // printHelp prints a command's usage line, help and flags.
 func printHelp(w io.Writer, cmd *command) {
-	fmt.Fprintf(w, "Usage: cellttl %s -project P -instance I -table T -family NAME=SPEC...%s\n\n%s\n\nFlags:\n",
-		cmd.name, cmd.args, cmd.help)
+	families := "-family NAME=SPEC..."
+	if cmd.familiesOptional {
+		families = "[-family NAME=SPEC]..."
+	}
+	fmt.Fprintf(w, "Usage: cellttl %s -project P -instance I -table T %s%s\n\n%s\n\nFlags:\n",
+		cmd.name, families, cmd.args, cmd.help)
 	var c config
 	fs := newFlagSet(cmd, &c)
 	fs.SetOutput(w)

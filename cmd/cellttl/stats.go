@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/cellttl/ttl"
+)
+
+var statsCommand = &command{
+	name: "stats",
+	args: " [-values] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json]",
+	help: `Stats audits what the table holds, family by family: the cells reads return,
+the expired cells still stored because GC lags, the cells that never expire,
+and the expired cells the family's GC policy never deletes, with their
+bytes; then when the live cells expire and when the expired ones become
+collectable: the storage the table pays for, and when it is freed.
+
+Families given with -family are judged by their strategy; the table's other
+families as families without one. Values are stripped on the server, so
+bytes count row keys, columns and timestamps, unless -values is given (it
+reads the whole table's values). The table is read in shards, in parallel;
+-sample reads a fraction of them for a labelled estimate. A scan that does
+not finish prints its partial counts as such and exits 1.`,
+	familiesOptional: true,
+	scans:            true,
+	flags: func(fs *flag.FlagSet, c *config) {
+		scanFlags(fs, c)
+		fs.BoolVar(&c.values, "values", false, "read values too, so that bytes include them")
+	},
+	run: runStats,
+}
+
+func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	admin, err := adminClient(ctx, c)
+	if err != nil {
+		return fail(stderr, "stats", err)
+	}
+	defer admin.Close()
+	client, err := dataClient(ctx, c)
+	if err != nil {
+		return fail(stderr, "stats", err)
+	}
+	defer client.Close()
+	progress := newProgress(c, stderr)
+	audit, err := ttl.AuditTable(ctx, admin, c.table, client.Open(c.table), c.families.strategies, ttl.AuditOptions{
+		Values: c.values,
+		Scan:   progress.options(c),
+	})
+	progress.end()
+	if audit == nil {
+		return fail(stderr, "stats", err)
+	}
+	if c.format.json {
+		if err := printJSON(stdout, audit); err != nil {
+			return fail(stderr, "stats", err)
+		}
+	} else {
+		fmt.Fprint(stdout, audit)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cellttl stats: %v\n", err)
+		fmt.Fprintln(stderr, "cellttl stats: the scan did not finish: the counts above are partial")
+		return exitFailed
+	}
+	return exitOK
+}

@@ -29,11 +29,16 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if statuses == nil {
 		return fail(stderr, "check", err)
 	}
-	fmt.Fprintf(stdout, "table %q\n", c.table)
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "FAMILY\tSTRATEGY\tFOUND\tWANT\tSTATUS")
+	type row struct {
+		Family   string `json:"family"`
+		Strategy string `json:"strategy"`
+		Found    string `json:"found"`
+		Want     string `json:"want"`
+		Status   string `json:"status"`
+	}
+	rows := make([]row, len(statuses))
 	bad := 0
-	for _, s := range statuses {
+	for i, s := range statuses {
 		found, want := s.Policies()
 		state := "ok"
 		switch {
@@ -45,9 +50,24 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		if state != "ok" {
 			bad++
 		}
-		fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\n", s.Family, s.Strategy, found, want, state)
+		rows[i] = row{s.Family, s.Strategy.String(), found, want, state}
 	}
-	w.Flush()
+	if c.format.json {
+		if err := printJSON(stdout, struct {
+			Table    string `json:"table"`
+			Families []row  `json:"families"`
+		}{c.table, rows}); err != nil {
+			return fail(stderr, "check", err)
+		}
+	} else {
+		fmt.Fprintf(stdout, "table %q\n", c.table)
+		w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, "FAMILY\tSTRATEGY\tFOUND\tWANT\tSTATUS")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Family, r.Strategy, r.Found, r.Want, r.Status)
+		}
+		w.Flush()
+	}
 	if errors.Is(err, ttl.ErrFamilyMismatch) {
 		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
 		fmt.Fprintf(stderr, "cellttl check: %d of %d families do not match their strategies; \"cellttl ensure\" shows what it would change\n",

@@ -20,7 +20,7 @@ import (
 
 var inspectCommand = &command{
 	name:       "inspect",
-	args:       " [-other FAMILY]... [-at TIME] [-write-times] [-read-margin DURATION] ROW",
+	args:       " [-other FAMILY]... [-at TIME] [-write-times] [-read-margin DURATION] [-app-profile PROFILE] [-format json] ROW",
 	positional: "ROW",
 	help: `Inspect reads every cell stored in ROW, expired or not, and prints its
 timestamp (the sequence number in a seqnum family), its expiry under the
@@ -32,6 +32,7 @@ Declare the table's families without a strategy with -other, as the
 application does with ttl.OtherFamilies: cells of undeclared families are
 then not returned. Without -other, every other family is passed through.`,
 	flags: func(fs *flag.FlagSet, c *config) {
+		dataFlags(fs, c)
 		fs.Var(&c.others, "other", "a `family` without a strategy (ttl.OtherFamilies); repeat for each")
 		fs.Var(&c.at, "at", "judge the cells at this `time` (RFC 3339) instead of now")
 		fs.BoolVar(&c.writeTimes, "write-times", false, "the table records write times (ttl.RecordWriteTime): show them")
@@ -90,7 +91,6 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		}
 	}
 
-	fmt.Fprintf(stdout, "row %q of table %q at %s\n", c.row, c.table, formatTime(at))
 	var managed []string
 	for _, name := range c.families.names() {
 		managed = append(managed, fmt.Sprintf("%s %v", name, c.families.strategies[name]))
@@ -99,14 +99,19 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if len(c.others) > 0 {
 		others = "other families: " + strings.Join(c.others, ", ") + "; undeclared ones not returned"
 	}
-	fmt.Fprintf(stdout, "families: %s; %s\n", strings.Join(managed, ", "), others)
 
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	header := "FAMILY\tCOLUMN\tTIMESTAMP\tEXPIRES\tLEFT\tREAD"
-	if c.writeTimes {
-		header += "\tWRITTEN"
+	// A cell as the table lists it, and as -format json gives it.
+	type cell struct {
+		Family    string `json:"family"`
+		Column    string `json:"column"`
+		Timestamp string `json:"timestamp"`
+		Expires   string `json:"expires"`
+		Left      string `json:"left"`
+		Read      string `json:"read"`
+		Written   string `json:"written,omitempty"`
+		Value     string `json:"value"`
 	}
-	fmt.Fprintln(w, header+"\tVALUE")
+	var cells []cell
 	families := make([]string, 0, len(stored))
 	for f := range stored {
 		families = append(families, f)
@@ -119,16 +124,44 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 			newer[it.Column]++
 			got, ok := returned[cellKey{it.Column, it.Timestamp}]
 			cols := describeCell(c, tbl, family, it, rank, at, ok)
+			x := cell{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], "", quote(it.Value, 24)}
 			if c.writeTimes {
-				written := "-"
+				x.Written = "-"
 				if t, ok := ttl.WriteTime(got); ok {
-					written = formatTime(t)
+					x.Written = formatTime(t)
 				}
-				cols = append(cols, written)
 			}
-			cols = append(cols, quote(it.Value, 24))
-			fmt.Fprintln(w, strings.Join(cols, "\t"))
+			cells = append(cells, x)
 		}
+	}
+
+	if c.format.json {
+		err := printJSON(stdout, struct {
+			Row      string `json:"row"`
+			Table    string `json:"table"`
+			At       string `json:"at"`
+			Families string `json:"families"`
+			Cells    []cell `json:"cells"`
+		}{c.row, c.table, formatTime(at), strings.Join(managed, ", ") + "; " + others, cells})
+		if err != nil {
+			return fail(stderr, "inspect", err)
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "row %q of table %q at %s\n", c.row, c.table, formatTime(at))
+	fmt.Fprintf(stdout, "families: %s; %s\n", strings.Join(managed, ", "), others)
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	header := "FAMILY\tCOLUMN\tTIMESTAMP\tEXPIRES\tLEFT\tREAD"
+	if c.writeTimes {
+		header += "\tWRITTEN"
+	}
+	fmt.Fprintln(w, header+"\tVALUE")
+	for _, x := range cells {
+		cols := []string{x.Family, x.Column, x.Timestamp, x.Expires, x.Left, x.Read}
+		if c.writeTimes {
+			cols = append(cols, x.Written)
+		}
+		fmt.Fprintln(w, strings.Join(append(cols, x.Value), "\t"))
 	}
 	w.Flush()
 	return exitOK

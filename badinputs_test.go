@@ -17,6 +17,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // README.md's table of refused inputs is generated from the tests: the
@@ -187,9 +188,9 @@ type outcome struct {
 }
 
 // badTable makes the fixture's table on a fresh emulator table of e.
-func badTable(t *testing.T, e *emulator, name string, opts []ttl.Option) (*badFixture, *recorder, *bigtable.Table) {
+func badTable(t *testing.T, e *emulator.Emulator, name string, opts []ttl.Option) (*badFixture, *recorder, *bigtable.Table) {
 	t.Helper()
-	raw := e.table(t, name, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil})
+	raw := e.TableForTest(t, name, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil})
 	rec := &recorder{TableAPI: raw}
 	x := &badFixture{
 		api:      rec,
@@ -232,7 +233,7 @@ func TestBadInputs(t *testing.T) {
 	if len(mutSrc) != len(badMutations) || len(callSrc) != len(badCalls) {
 		t.Fatalf("parsed %d badMutations and %d badCalls, want %d and %d", len(mutSrc), len(callSrc), len(badMutations), len(badCalls))
 	}
-	e := newEmulator(t)
+	e := emulator.StartForTest(t)
 	var out []outcome
 	for i, tt := range badMutations {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // The benchmarks compare the library with what a careful engineer writes by
@@ -101,7 +102,7 @@ type side struct {
 func newSide(b *testing.B, impl string) *side {
 	b.Helper()
 	s := &side{impl: impl, clock: newClock(base)}
-	s.raw = newEmulator(b).table(b, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil})
+	s.raw = emulator.StartForTest(b).TableForTest(b, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil})
 	if impl == "raw" {
 		return s
 	}

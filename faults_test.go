@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // This file checks what a caller learns when things go wrong: per-row
@@ -35,7 +36,7 @@ const mutateRows = "/google.bigtable.v2.Bigtable/MutateRows"
 
 // faultServer is a bttest server the test can close, with clients on it.
 type faultServer struct {
-	*emulator
+	*emulator.Emulator
 	srv  *bttest.Server
 	once sync.Once
 }
@@ -51,7 +52,7 @@ func newFaultServer(t testing.TB, srvOpts []grpc.ServerOption, dialOpts ...grpc.
 	}
 	f := &faultServer{srv: srv}
 	t.Cleanup(f.Close)
-	f.emulator = connect(t, srv.Addr, dialOpts...)
+	f.Emulator = emulator.ConnectForTest(t, srv.Addr, dialOpts...)
 	return f
 }
 
@@ -208,7 +209,7 @@ func (s *rowFaultStream) RecvMsg(m any) error {
 func TestApplyBulkRowErrors(t *testing.T) {
 	faults := &rowFaults{fail: map[string]codes.Code{"k0002": codes.PermissionDenied, "k0006": codes.FailedPrecondition, "k0011": codes.PermissionDenied}}
 	e := newFaultServer(t, nil, faults.interceptor())
-	raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +244,7 @@ func TestApplyBulkRowErrors(t *testing.T) {
 func TestApplyBulkRetriedRows(t *testing.T) {
 	faults := &rowFaults{fail: map[string]codes.Code{"k0001": codes.Unavailable, "k0004": codes.Aborted}, once: true}
 	e := newFaultServer(t, nil, faults.interceptor())
-	raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +276,7 @@ func TestApplyBulkContext(t *testing.T) {
 		return handler(srv, &heldStream{ServerStream: ss, held: hold})
 	})}
 	e := newFaultServer(t, srvOpts)
-	raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +349,7 @@ func TestApplyBulkServerClosedMidRequest(t *testing.T) {
 		}})
 	})}
 	f = newFaultServer(t, srvOpts)
-	raw := f.table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := f.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, ttl.WithClock(newClock(base).Now))
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +426,7 @@ func TestApplyBulkServerClosedBetweenGroups(t *testing.T) {
 		return handler(srv, &rowRecordingStream{ServerStream: ss, rows: &requests[0], mu: &mu})
 	})}
 	f = newFaultServer(t, srvOpts)
-	raw := f.table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := f.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
 	if err != nil {
 		t.Fatal(err)

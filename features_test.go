@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // TestForever checks cells that never expire in families whose other
@@ -172,7 +173,7 @@ func (s *recordingStream) SendMsg(m any) error {
 func TestWriteTimes(t *testing.T) {
 	clock := newClock(base)
 	rq := &requests{}
-	raw := newEmulator(t, rq.interceptor()).table(t, "t", map[string]bigtable.GCPolicy{"s": nil, "d": nil, "v": nil, "u": nil})
+	raw := emulator.StartForTest(t, rq.interceptor()).TableForTest(t, "t", map[string]bigtable.GCPolicy{"s": nil, "d": nil, "v": nil, "u": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(48 * time.Hour), "v": ttl.SequenceNumbers(2)},
 		ttl.WithClock(clock.Now), ttl.RecordWriteTime(), ttl.OtherFamilies("u"))
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // TestGCRemovesOnlyExpired is the one test on the real clock: with each
@@ -28,7 +29,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 	for f, s := range managed {
 		policies[f] = s.GCPolicy()
 	}
-	raw := newEmulator(t).table(t, "t", policies)
+	raw := emulator.StartForTest(t).TableForTest(t, "t", policies)
 	tbl, err := ttl.NewTable(raw, managed, ttl.OtherFamilies())
 	require.NoError(t, err)
 

@@ -17,6 +17,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // This file checks the retention promise against a reference model: a
@@ -115,7 +116,7 @@ func (v *variant) familyNames() []string {
 }
 
 // newTable makes the variant's Table on a fresh table of e, reading clock.
-func (v *variant) newTable(t testing.TB, e *emulator, name string, clock *fakeClock) (*ttl.Table, *bigtable.Table) {
+func (v *variant) newTable(t testing.TB, e *emulator.Emulator, name string, clock *fakeClock) (*ttl.Table, *bigtable.Table) {
 	t.Helper()
 	fams := map[string]bigtable.GCPolicy{}
 	managed := map[string]ttl.Strategy{}
@@ -138,7 +139,7 @@ func (v *variant) newTable(t testing.TB, e *emulator, name string, clock *fakeCl
 	if v.writeTimes {
 		opts = append(opts, ttl.RecordWriteTime())
 	}
-	raw := e.table(t, name, fams)
+	raw := e.TableForTest(t, name, fams)
 	tbl, err := ttl.NewTable(raw, managed, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -1386,7 +1387,7 @@ func generate(v *variant, seed uint64, n int) []op {
 // index of the first operation whose outcome differs, with a description,
 // or -1. Every rawEvery operations, and at the end, the raw table must
 // store exactly the model's cells.
-func run(t testing.TB, e *emulator, v *variant, name string, ops []op, st *runStats) (int, string) {
+func run(t testing.TB, e *emulator.Emulator, v *variant, name string, ops []op, st *runStats) (int, string) {
 	t.Helper()
 	const rawEvery = 16
 	clock := newClock(base)
@@ -1660,7 +1661,7 @@ func TestModel(t *testing.T) {
 	for i := range modelVariants {
 		v := &modelVariants[i]
 		t.Run(v.name, func(t *testing.T) {
-			e := newEmulator(t)
+			e := emulator.StartForTest(t)
 			ops := generate(v, seed+uint64(i), n)
 			st := &runStats{sentinels: map[string]int{}}
 			idx, msg := run(t, e, v, "t", ops, st)
@@ -1732,7 +1733,7 @@ func TestModelUnderGC(t *testing.T) {
 	for f, s := range strategies {
 		fams[f] = s.GCPolicy()
 	}
-	raw := newEmulator(t).table(t, "gc", fams)
+	raw := emulator.StartForTest(t).TableForTest(t, "gc", fams)
 	tbl, err := ttl.NewTable(raw, strategies, ttl.OtherFamilies("un"))
 	if err != nil {
 		t.Fatal(err)

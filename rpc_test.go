@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/stats"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // dataAPI prefixes the methods of the Bigtable data API; the admin client
@@ -113,7 +114,7 @@ func (wireStats) HandleConn(context.Context, stats.ConnStats)                   
 func wiredTable(t *testing.T, clock *fakeClock, opts ...ttl.Option) (*ttl.Table, *bigtable.Table, *wire) {
 	t.Helper()
 	w := &wire{calls: map[string]int{}}
-	raw := newEmulator(t, w.dialOptions()...).table(t, "t", map[string]bigtable.GCPolicy{"f": nil, "d": nil, "u": nil})
+	raw := emulator.StartForTest(t, w.dialOptions()...).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil, "d": nil, "u": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond(), "d": ttl.DefaultExpiration(48 * time.Hour)},
 		append([]ttl.Option{ttl.WithClock(clock.Now), ttl.OtherFamilies("u")}, opts...)...)
 	require.NoError(t, err)

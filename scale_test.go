@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 const (
@@ -93,8 +94,8 @@ func startEmulatorProcess(t *testing.T) (*bigtable.Table, func()) {
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }() // the child's test output
 
-	e := connect(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
-	return e.table(t, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil}), stop
+	e := emulator.ConnectForTest(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+	return e.TableForTest(t, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil}), stop
 }
 
 // usage is what one run of a job cost the client.

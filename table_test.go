@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 var ctx = context.Background()
@@ -245,7 +246,7 @@ func TestBadMutationsWriteNothing(t *testing.T) {
 			clock := newClock(base)
 			managed := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3)}
 			fams := map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil}
-			raw := newEmulator(t).table(t, "t", fams)
+			raw := emulator.StartForTest(t).TableForTest(t, "t", fams)
 			rec := &recorder{TableAPI: raw}
 			tbl, err := ttl.NewTable(rec, managed, append([]ttl.Option{ttl.WithClock(clock.Now)}, tt.opts...)...)
 			require.NoError(t, err)
@@ -305,7 +306,7 @@ var badMutations = []badMutation{
 // TestInvalidMutations checks the mutations Bigtable cannot take.
 func TestInvalidMutations(t *testing.T) {
 	clock := newClock(base)
-	raw := newEmulator(t).table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	rec := &recorder{TableAPI: raw}
 	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(clock.Now))
 	require.NoError(t, err)
@@ -358,7 +359,7 @@ func TestInvalidMutations(t *testing.T) {
 // their own index and not sent, and the others are applied.
 func TestApplyBulkPerRowErrors(t *testing.T) {
 	clock := newClock(base)
-	raw := newEmulator(t).table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	rec := &recorder{TableAPI: raw}
 	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(clock.Now))
 	require.NoError(t, err)
@@ -642,7 +643,7 @@ func TestDeletes(t *testing.T) {
 func TestReadModifyWrite(t *testing.T) {
 	now := time.Now().Truncate(time.Millisecond)
 	clock := newClock(now)
-	raw := newEmulator(t).table(t, "t", map[string]bigtable.GCPolicy{"sess": nil, "hits": nil, "rev": nil, "meta": nil})
+	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"sess": nil, "hits": nil, "rev": nil, "meta": nil})
 	rec := &recorder{TableAPI: raw}
 	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{
 		"sess": ttl.OneSecond(), "hits": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3),
@@ -767,7 +768,7 @@ func TestExpiresAt(t *testing.T) {
 // bigtable.TableAPI it wraps, as it must for an authorized view.
 func TestAnyTableAPI(t *testing.T) {
 	clock := newClock(base)
-	raw := newEmulator(t).table(t, "t", map[string]bigtable.GCPolicy{"f": nil, "u": nil})
+	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil, "u": nil})
 	rec := &recorder{TableAPI: raw}
 	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, ttl.WithClock(clock.Now))
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // Compile-time checks that the constructors' results are Strategies.
@@ -73,7 +74,7 @@ func subtestStrategy(t *testing.T, c conformance) {
 		}
 	}
 
-	raw := newEmulator(t).table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	ctx := context.Background()
 	for i, w := range c.writes {
 		m := bigtable.NewMutation()

@@ -36,6 +36,7 @@ type stored struct {
 // put writes cells to family f of raw.
 func put(t testing.TB, raw *bigtable.Table, family string, cells ...stored) {
 	t.Helper()
+	ctx := context.Background()
 	for _, c := range cells {
 		m := bigtable.NewMutation()
 		m.Set(family, c.column, c.ts, []byte("v"))
@@ -55,6 +56,7 @@ func versions(row, column string, from, to int64) []stored {
 // count returns the number of cells stored in raw.
 func count(t testing.TB, raw *bigtable.Table) int {
 	t.Helper()
+	ctx := context.Background()
 	n := 0
 	require.NoError(t, raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
 		for _, items := range r {
@@ -68,6 +70,7 @@ func count(t testing.TB, raw *bigtable.Table) int {
 // policies returns each family's policy as the plan prints it.
 func policies(t testing.TB, admin *bigtable.AdminClient, table string) map[string]string {
 	t.Helper()
+	ctx := context.Background()
 	info, err := admin.TableInfo(ctx, table)
 	require.NoError(t, err)
 	out := map[string]string{}
@@ -80,6 +83,7 @@ func policies(t testing.TB, admin *bigtable.AdminClient, table string) map[strin
 // TestCheckFamilies checks that every mismatch is reported, stricter
 // policies and unions included, with the policy found and the one wanted.
 func TestCheckFamilies(t *testing.T) {
+	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	e.TableForTest(t, "t", map[string]bigtable.GCPolicy{
 		"clicks": bigtable.MaxAgePolicy(48 * time.Hour),
@@ -148,6 +152,7 @@ FAMILY  STRATEGY  FOUND  WANT  ACTION  ROWS LOST
 // TestFamiliesRefuseBadArguments checks that both calls refuse what
 // NewTable refuses, and a default they cannot check.
 func TestFamiliesRefuseBadArguments(t *testing.T) {
+	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	one := map[string]ttl.Strategy{"f": ttl.OneSecond()}
@@ -192,6 +197,7 @@ func TestFamiliesRefuseBadArguments(t *testing.T) {
 // refuse exactly the changes that delete or hide cells and change nothing
 // then, and again with it.
 func TestEnsureFamiliesChange(t *testing.T) {
+	ctx := context.Background()
 	h := time.Hour
 	at := func(d time.Duration) bigtable.Timestamp { return ms(base.Add(d)) }
 	for _, tt := range []struct {
@@ -394,6 +400,7 @@ func TestEnsureFamiliesChange(t *testing.T) {
 // with. The cells are written through a Table under DefaultExpiration(48h):
 // r1 to live 72h, r2 with the default an hour ago, r3 forever.
 func TestEnsureFamiliesShortensLifetimes(t *testing.T) {
+	ctx := context.Background()
 	h := time.Hour
 	for _, tt := range []struct {
 		to     ttl.Strategy
@@ -446,6 +453,7 @@ func TestEnsureFamiliesShortensLifetimes(t *testing.T) {
 // TestEnsureFamiliesDryRun checks that a dry run returns the plan and the
 // error the real run would, and changes nothing.
 func TestEnsureFamiliesDryRun(t *testing.T) {
+	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{
 		"clicks": nil,
@@ -515,6 +523,7 @@ sess    OneSecond()                 missing        maxage=1s      created       
 // TestEnsureFamiliesCreates checks that a missing table is created with its
 // families in one call, and missing families beside the others.
 func TestEnsureFamiliesCreates(t *testing.T) {
+	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	fams := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(30 * 24 * time.Hour)}
 
@@ -559,6 +568,7 @@ func (r *modifyRecorder) intercept(ctx context.Context, method string, req, repl
 // Bigtable with each policy change, and only when asked. The emulator does
 // not replicate, so it is seen on the wire.
 func TestEnsureFamiliesIgnoreWarnings(t *testing.T) {
+	ctx := context.Background()
 	for _, ignore := range []bool{false, true} {
 		rec := &modifyRecorder{}
 		e := emulator.StartForTest(t, grpc.WithUnaryInterceptor(rec.intercept))
@@ -578,6 +588,7 @@ func TestEnsureFamiliesIgnoreWarnings(t *testing.T) {
 // 5 columns of 4 cells each: the server sees every cell, and returns one
 // per row, without its value.
 func TestScanIsCheap(t *testing.T) {
+	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	var rows []string
@@ -619,6 +630,7 @@ func TestScanIsCheap(t *testing.T) {
 // refusal prevents. A family holding ordinary timestamps loses its cells
 // within seconds of being switched to OneSecond's policy.
 func TestRefusalMatters(t *testing.T) {
+	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	put(t, raw, "f", stored{"r", "a", bigtable.Now() - bigtable.Timestamp(time.Hour/time.Microsecond)})

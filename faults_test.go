@@ -90,6 +90,7 @@ func newBulk(n, cellsPerRow, badEvery int) bulk {
 // storedRows returns the rows raw holds.
 func storedRows(t testing.TB, raw *bigtable.Table) map[string]bool {
 	t.Helper()
+	ctx := context.Background()
 	out := map[string]bool{}
 	if err := raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
 		out[r.Key()] = true
@@ -207,6 +208,7 @@ func (s *rowFaultStream) RecvMsg(m any) error {
 // reported at its row's index and that exactly the rows without an error
 // are written.
 func TestApplyBulkRowErrors(t *testing.T) {
+	ctx := context.Background()
 	faults := &rowFaults{fail: map[string]codes.Code{"k0002": codes.PermissionDenied, "k0006": codes.FailedPrecondition, "k0011": codes.PermissionDenied}}
 	e := newFaultServer(t, nil, faults.interceptor())
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
@@ -242,6 +244,7 @@ func TestApplyBulkRowErrors(t *testing.T) {
 // TestApplyBulkRetriedRows fails rows once with a code the client retries:
 // the retried rows are written and ApplyBulk reports full success.
 func TestApplyBulkRetriedRows(t *testing.T) {
+	ctx := context.Background()
 	faults := &rowFaults{fail: map[string]codes.Code{"k0001": codes.Unavailable, "k0004": codes.Aborted}, once: true}
 	e := newFaultServer(t, nil, faults.interceptor())
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
@@ -267,6 +270,7 @@ func TestApplyBulkRetriedRows(t *testing.T) {
 // after writing it: every row sent gets an error, and the refused recipes
 // keep their own.
 func TestApplyBulkContext(t *testing.T) {
+	ctx := context.Background()
 	hold := make(chan struct{}) // closed when the server holds a request
 	var holding atomic.Bool
 	srvOpts := []grpc.ServerOption{grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
@@ -331,6 +335,7 @@ func (s *heldStream) SendMsg(any) error {
 // it goes away. Every row, written or not, gets an error: none is
 // reported written.
 func TestApplyBulkServerClosedMidRequest(t *testing.T) {
+	ctx := context.Background()
 	var (
 		f        *faultServer
 		applied  []string
@@ -402,6 +407,7 @@ func TestApplyBulkServerClosedBetweenGroups(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes over 100,000 cells")
 	}
+	ctx := context.Background()
 	var (
 		f        *faultServer
 		mu       sync.Mutex
@@ -484,6 +490,7 @@ func (s *rowRecordingStream) RecvMsg(m any) error {
 // DefaultExpiration, fails on its first request, which purges expired
 // cells.)
 func TestCallsWithDoneContext(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, nil)
 	c, cancel := context.WithCancel(ctx)
@@ -526,6 +533,7 @@ func TestCallsWithDoneContext(t *testing.T) {
 // the row and the copy a read works on), so every column exists before the
 // goroutines start, and they neither create nor delete columns.
 func TestConcurrentWritersAndReaders(t *testing.T) {
+	ctx := context.Background()
 	const (
 		workers    = 8
 		iterations = 16

@@ -1,6 +1,7 @@
 package ttl_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits a few seconds for the emulator's GC")
 	}
+	ctx := context.Background()
 	managed := map[string]ttl.Strategy{
 		"sess":   ttl.OneSecond(),
 		"clicks": ttl.DefaultExpiration(2 * time.Second),

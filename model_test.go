@@ -1,6 +1,7 @@
 package ttl_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -1438,6 +1439,7 @@ func (st *runStats) String() string {
 }
 
 func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *runStats) string {
+	ctx := context.Background()
 	switch o.kind {
 	case opClock:
 		clock.Set(o.at)
@@ -1567,6 +1569,7 @@ func compareErr(got, want error) string {
 
 // checkRaw compares every cell the table stores with the model's.
 func checkRaw(raw *bigtable.Table, m *model) string {
+	ctx := context.Background()
 	got := readResult{cells: map[string][]flatCell{}}
 	err := raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
 		got.keys = append(got.keys, r.Key())
@@ -1721,6 +1724,7 @@ func TestModelUnderGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits seconds for the emulator's GC on the real clock")
 	}
+	ctx := context.Background()
 	t.Parallel()
 	const (
 		d          = 800 * time.Millisecond  // DefaultExpiration(d)

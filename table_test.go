@@ -17,8 +17,6 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 )
 
-var ctx = context.Background()
-
 // recorder is a bigtable.TableAPI that records the calls it passes on, as
 // an authorized view or any other implementation would receive them.
 type recorder struct {
@@ -80,6 +78,7 @@ func set(family, column, value string, life ttl.Lifetime) *ttl.Mutation {
 // expire on April 30 at 09:00:00 is stamped with that instant and hidden
 // from it on.
 func TestAprilThirty(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base.Add(-time.Hour))
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"sess": ttl.OneSecond()}, nil)
 	require.NoError(t, tbl.Apply(ctx, "r", set("sess", "token", "abc", ttl.Until(base))))
@@ -104,6 +103,7 @@ func TestAprilThirty(t *testing.T) {
 // TestClickEvents is the documents' default-expiration example: click
 // events kept two days, one customer one hour and one three days.
 func TestClickEvents(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(48 * time.Hour)}, nil)
 	lifeOf := map[int]ttl.Lifetime{3: ttl.For(time.Hour), 7: ttl.For(72 * time.Hour)}
@@ -149,6 +149,7 @@ func TestClickEvents(t *testing.T) {
 // TestFiveVersions is the documents' sequence-number example: five
 // versions under a three-version policy.
 func TestFiveVersions(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"rev": ttl.SequenceNumbers(3)}, nil)
 	for v := int64(1); v <= 5; v++ {
@@ -168,6 +169,7 @@ func TestFiveVersions(t *testing.T) {
 // uses it for every cell: all cells of a mutation and of a bulk write get
 // timestamps from the same instant.
 func TestOneClockReadingPerCall(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, []string{"u"})
 
@@ -210,6 +212,7 @@ func TestOneClockReadingPerCall(t *testing.T) {
 // TestUnmanagedFamilies checks that families without a strategy are read
 // back unchanged and take only Default writes, stamped at the clock's now.
 func TestUnmanagedFamilies(t *testing.T) {
+	ctx := context.Background()
 	for _, declared := range []bool{false, true} {
 		t.Run(fmt.Sprintf("declared=%v", declared), func(t *testing.T) {
 			clock := newClock(base)
@@ -241,6 +244,7 @@ func TestUnmanagedFamilies(t *testing.T) {
 // mutation is refused with its sentinel and a message naming what is at
 // fault, and nothing is sent.
 func TestBadMutationsWriteNothing(t *testing.T) {
+	ctx := context.Background()
 	for _, tt := range badMutations {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newClock(base)
@@ -305,6 +309,7 @@ var badMutations = []badMutation{
 
 // TestInvalidMutations checks the mutations Bigtable cannot take.
 func TestInvalidMutations(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	rec := &recorder{TableAPI: raw}
@@ -358,6 +363,7 @@ func TestInvalidMutations(t *testing.T) {
 // TestApplyBulkPerRowErrors checks that bad mutations are reported at
 // their own index and not sent, and the others are applied.
 func TestApplyBulkPerRowErrors(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	rec := &recorder{TableAPI: raw}
@@ -405,6 +411,7 @@ func TestApplyBulkPerRowErrors(t *testing.T) {
 // before expiry filtering it would take the expired one and return
 // nothing.
 func TestRowFilterAfterExpiry(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil, ttl.OtherFamilies())
 	m := ttl.NewMutation()
@@ -423,6 +430,7 @@ func TestRowFilterAfterExpiry(t *testing.T) {
 // TestReadOptions checks that Bigtable's other read options keep working
 // and that no option can drop the expiry filter.
 func TestReadOptions(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil)
 	for i := 0; i < 5; i++ {
@@ -512,6 +520,7 @@ func TestReadFilter(t *testing.T) {
 // kind of family reads as it should, undeclared families are neither
 // returned nor written.
 func TestOtherFamilies(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	managed := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(time.Hour), "rev": ttl.SequenceNumbers(1)}
 	tbl, raw := newTable(t, clock, managed, []string{"meta", "hidden"}, ttl.OtherFamilies("meta"))
@@ -547,6 +556,7 @@ func TestOtherFamilies(t *testing.T) {
 // taken again once the holder's cell has expired, although it is still
 // stored.
 func TestConditionalLock(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"lock": ttl.OneSecond()}, nil, ttl.OtherFamilies())
 	owner := bigtable.ColumnRangeFilter("lock", "owner", "owner\x00")
@@ -579,6 +589,7 @@ func TestConditionalLock(t *testing.T) {
 // strategy a newer write with a shorter lifetime has a smaller timestamp,
 // so with Set the older value stays newest and comes back.
 func TestReplaceLastWriteWins(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)}, nil)
 	latest := ttl.RowFilter(bigtable.LatestNFilter(1))
@@ -606,6 +617,7 @@ func TestReplaceLastWriteWins(t *testing.T) {
 
 // TestDeletes checks the delete recipes on managed and unmanaged families.
 func TestDeletes(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond(), "g": ttl.SequenceNumbers(2)}, []string{"u"})
 	fill := ttl.NewMutation()
@@ -641,6 +653,7 @@ func TestDeletes(t *testing.T) {
 // read-modify-write cells with its real clock, so this test's clock starts
 // at the real time.
 func TestReadModifyWrite(t *testing.T) {
+	ctx := context.Background()
 	now := time.Now().Truncate(time.Millisecond)
 	clock := newClock(now)
 	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"sess": nil, "hits": nil, "rev": nil, "meta": nil})
@@ -733,6 +746,7 @@ func TestNewTableRefuses(t *testing.T) {
 
 // TestExpiresAt checks the expiry reported for each kind of cell.
 func TestExpiresAt(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(time.Hour), "v": ttl.SequenceNumbers(1)}, []string{"u"})
 	m := ttl.NewMutation()
@@ -767,6 +781,7 @@ func TestExpiresAt(t *testing.T) {
 // TestAnyTableAPI checks that the table passes every call, once, to the
 // bigtable.TableAPI it wraps, as it must for an authorized view.
 func TestAnyTableAPI(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil, "u": nil})
 	rec := &recorder{TableAPI: raw}
@@ -792,6 +807,7 @@ func TestAnyTableAPI(t *testing.T) {
 // TestConcurrentUse runs writers and readers on one Table at once; run it
 // with -race.
 func TestConcurrentUse(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond(), "v": ttl.SequenceNumbers(2)}, nil)
 	// bttest races when a write adds a column to a row that a read is
@@ -846,6 +862,7 @@ func TestConcurrentUse(t *testing.T) {
 // TestZeroTable checks that a Table not made by NewTable refuses every
 // call instead of panicking.
 func TestZeroTable(t *testing.T) {
+	ctx := context.Background()
 	for _, tbl := range []*ttl.Table{nil, new(ttl.Table)} {
 		assert.ErrorIs(t, tbl.Apply(ctx, "r", set("f", "c", "v", ttl.Default)), ttl.ErrNilArgument)
 		_, err := tbl.ApplyBulk(ctx, nil, nil)

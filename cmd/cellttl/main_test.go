@@ -16,8 +16,6 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 )
 
-var ctx = context.Background()
-
 // startEmulator starts an emulator and points BIGTABLE_EMULATOR_HOST at it
 // for the test, as an operator would, and creates its table t with the
 // families, nil meaning no GC.
@@ -31,6 +29,7 @@ func startEmulator(t *testing.T, families map[string]bigtable.GCPolicy) (*emulat
 // put writes one raw cell.
 func put(t *testing.T, raw *bigtable.Table, row, family, column string, ts time.Time) {
 	t.Helper()
+	ctx := context.Background()
 	m := bigtable.NewMutation()
 	m.Set(family, column, bigtable.Time(ts), []byte("v"))
 	require.NoError(t, raw.Apply(ctx, row, m))
@@ -39,6 +38,7 @@ func put(t *testing.T, raw *bigtable.Table, row, family, column string, ts time.
 // policies returns each family's policy as bigtable prints it.
 func policies(t *testing.T, admin *bigtable.AdminClient) map[string]string {
 	t.Helper()
+	ctx := context.Background()
 	info, err := admin.TableInfo(ctx, "t")
 	require.NoError(t, err)
 	out := map[string]string{}
@@ -232,6 +232,7 @@ func TestEnsure(t *testing.T) {
 // instant: expiries, time and versions left, what a read returns and why
 // not.
 func TestInspect(t *testing.T) {
+	ctx := context.Background()
 	_, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil, "junk": nil})
 	base := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
 	fams := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(2)}

@@ -3,7 +3,6 @@ package ttl_test
 import (
 	"context"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,41 +12,9 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 )
 
-// base is the fake clocks' starting instant: far enough in the future that
-// the emulator's GC loop, which runs on the real clock, never reaches a
-// cell written in a test.
-var base = time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
-
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu    sync.Mutex
-	t     time.Time
-	reads int
-}
-
-func newClock(t time.Time) *fakeClock { return &fakeClock{t: t} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reads++
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
-
-// Reads returns how many times the clock has been read.
-func (c *fakeClock) Reads() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reads
-}
+// Small helpers the package's tests share: a Table on a fresh emulator
+// table, a mutation of one Set, and the cells of a row as tests compare
+// them.
 
 // newTable makes a ttl.Table on a fresh emulator table that has the
 // managed families (without GC) and the other ones, reading clock.
@@ -114,3 +81,10 @@ func rawRow(t testing.TB, raw *bigtable.Table, row string) bigtable.Row {
 
 // ms is the Bigtable timestamp of t, which tests keep on whole milliseconds.
 func ms(t time.Time) bigtable.Timestamp { return bigtable.Time(t) }
+
+// set returns a mutation of one Set.
+func set(family, column, value string, life ttl.Lifetime) *ttl.Mutation {
+	m := ttl.NewMutation()
+	m.Set(family, column, []byte(value), life)
+	return m
+}

@@ -2,6 +2,7 @@ package ttl_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"sort"
 	"testing"
 	"time"
@@ -88,3 +89,6 @@ func set(family, column, value string, life ttl.Lifetime) *ttl.Mutation {
 	m.Set(family, column, []byte(value), life)
 	return m
 }
+
+// pick returns one of xs, chosen with r.
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }

@@ -643,7 +643,7 @@ func TestRefusalMatters(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for count(t, raw) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("the cell survived 10s of one-second GC")
+			require.Fail(t, "the cell survived 10s of one-second GC")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

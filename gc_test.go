@@ -99,7 +99,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 			break
 		}
 		if after.After(deadline) {
-			t.Fatalf("GC had not removed the expired cells after 15s; stored: %v", stored)
+			require.Failf(t, "GC had not removed the expired cells after 15s", "stored: %v", stored)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -14,13 +14,6 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 )
 
-// Compile-time checks that the constructors' results are Strategies.
-var (
-	_ ttl.Strategy = ttl.OneSecond()
-	_ ttl.Strategy = ttl.DefaultExpiration(time.Hour)
-	_ ttl.Strategy = ttl.SequenceNumbers(1)
-)
-
 // maxSeq is the largest sequence number.
 const maxSeq = int64(ttl.MaxTimestamp / 1000)
 

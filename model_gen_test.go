@@ -28,22 +28,39 @@ type gen struct {
 
 func (g *gen) family() string { return pick(g.r, g.v.familyNames()...) }
 
+// timedCell is a stored cell of a family whose rule expires cells by
+// time, with its expiry.
+type timedCell struct {
+	fam, col string
+	cell     storedCell
+	expiry   time.Time
+}
+
+// timedCells returns the cells of row that expire by time, in map order.
+func (g *gen) timedCells(row string) []timedCell {
+	var out []timedCell
+	for f, cols := range g.m.rows[row] {
+		r := g.v.families[f]
+		if r != ruleOneSecond && r != ruleDefault {
+			continue
+		}
+		for c, cells := range cols {
+			for _, cell := range cells {
+				out = append(out, timedCell{f, c, cell, time.UnixMicro(cell.ts).Add(r.offset())})
+			}
+		}
+	}
+	return out
+}
+
 // expiries returns the expiries of the stored cells that expire by time,
 // earliest first.
 func (g *gen) expiries() []time.Time {
 	var out []time.Time
-	for _, fams := range g.m.rows {
-		for f, cols := range fams {
-			r := g.v.families[f]
-			if r != ruleOneSecond && r != ruleDefault {
-				continue
-			}
-			for _, cells := range cols {
-				for _, c := range cells {
-					if e := time.UnixMicro(c.ts).Add(r.offset()); floorMs(e) < maxSeq-int64(modelDefault/time.Millisecond) {
-						out = append(out, e)
-					}
-				}
+	for row := range g.m.rows {
+		for _, c := range g.timedCells(row) {
+			if floorMs(c.expiry) < maxSeq-int64(modelDefault/time.Millisecond) {
+				out = append(out, c.expiry)
 			}
 		}
 	}
@@ -187,17 +204,9 @@ func (g *gen) storedValue(row, family, col string) string {
 func (g *gen) nearExpiry(row string) (fam, col, value string, ok bool) {
 	horizon := g.m.now.Add(max(2*g.v.margin, 10*time.Millisecond))
 	var near [][3]string
-	for f, cols := range g.m.rows[row] {
-		r := g.v.families[f]
-		if r != ruleOneSecond && r != ruleDefault {
-			continue
-		}
-		for c, cells := range cols {
-			for _, cell := range cells {
-				if e := time.UnixMicro(cell.ts).Add(r.offset()); e.After(g.m.now) && !e.After(horizon) {
-					near = append(near, [3]string{f, c, cell.value})
-				}
-			}
+	for _, c := range g.timedCells(row) {
+		if c.expiry.After(g.m.now) && !c.expiry.After(horizon) {
+			near = append(near, [3]string{c.fam, c.col, c.cell.value})
 		}
 	}
 	if len(near) == 0 {
@@ -305,18 +314,9 @@ func (g *gen) clock() time.Time {
 // false.
 func (g *gen) aim(row string) (time.Time, bool) {
 	var at []time.Time
-	for f, cols := range g.m.rows[row] {
-		r := g.v.families[f]
-		if r != ruleOneSecond && r != ruleDefault {
-			continue
-		}
-		for _, cells := range cols {
-			for _, cell := range cells {
-				hidden := time.UnixMicro(cell.ts).Add(r.offset() - g.v.margin)
-				if hidden.After(g.m.now) && hidden.Before(g.m.now.Add(time.Hour)) {
-					at = append(at, hidden)
-				}
-			}
+	for _, c := range g.timedCells(row) {
+		if hidden := c.expiry.Add(-g.v.margin); hidden.After(g.m.now) && hidden.Before(g.m.now.Add(time.Hour)) {
+			at = append(at, hidden)
 		}
 	}
 	if len(at) == 0 {

@@ -252,18 +252,14 @@ func checkRaw(raw *bigtable.Table, m *model) string {
 	return ""
 }
 
+// formatResult prints what a read returned as expected prints what it may
+// return.
 func formatResult(r readResult) string {
-	if len(r.keys) == 0 {
-		return "  (no rows)"
+	w := expected{keys: r.keys, cells: map[string][][]flatCell{}}
+	for _, k := range r.keys {
+		w.cells[k] = [][]flatCell{r.cells[k]}
 	}
-	var b strings.Builder
-	for i, k := range r.keys {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "  %s: %v", k, r.cells[k])
-	}
-	return b.String()
+	return w.String()
 }
 
 // shrink returns a shorter list of operations that still fails, removing

@@ -14,8 +14,8 @@ import (
 )
 
 // Small helpers the package's tests share: a Table on a fresh emulator
-// table, a mutation of one Set, and the cells of a row as tests compare
-// them.
+// table, a mutation of one Set, the cells of a row as tests compare them,
+// and a random pick.
 
 // newTable makes a ttl.Table on a fresh emulator table that has the
 // managed families (without GC) and the other ones, reading clock.

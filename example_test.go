@@ -7,45 +7,28 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // exampleTable starts an in-process emulator with a table "t" that has the
 // given families and no GC policy, and returns it with a function that
 // stops the emulator.
 func exampleTable(families ...string) (*bigtable.Table, func()) {
-	srv, err := bttest.NewServer("localhost:0")
+	e, err := emulator.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx := context.Background()
-	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := admin.CreateTable(ctx, "t"); err != nil {
-		log.Fatal(err)
-	}
+	fams := map[string]bigtable.GCPolicy{}
 	for _, f := range families {
-		if err := admin.CreateColumnFamily(ctx, "t", f); err != nil {
-			log.Fatal(err)
-		}
+		fams[f] = nil
 	}
-	client, err := bigtable.NewClientWithConfig(ctx, "proj", "inst",
-		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, option.WithGRPCConn(conn))
+	raw, err := e.CreateTable(context.Background(), "t", fams)
 	if err != nil {
 		log.Fatal(err)
 	}
-	return client.Open("t"), func() { client.Close(); admin.Close(); conn.Close(); srv.Close() }
+	return raw, func() { e.Close() }
 }
 
 // printRow prints a row's cells, one per line.

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/stats"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // dataAPI prefixes the methods of the Bigtable data API; the admin client
@@ -113,7 +114,7 @@ func (wireStats) HandleConn(context.Context, stats.ConnStats)                   
 func wiredTable(t *testing.T, clock *fakeClock, opts ...ttl.Option) (*ttl.Table, *bigtable.Table, *wire) {
 	t.Helper()
 	w := &wire{calls: map[string]int{}}
-	raw := newEmulator(t, w.dialOptions()...).table(t, "t", map[string]bigtable.GCPolicy{"f": nil, "d": nil, "u": nil})
+	raw := emulator.StartForTest(t, w.dialOptions()...).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil, "d": nil, "u": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond(), "d": ttl.DefaultExpiration(48 * time.Hour)},
 		append([]ttl.Option{ttl.WithClock(clock.Now), ttl.OtherFamilies("u")}, opts...)...)
 	require.NoError(t, err)
@@ -162,6 +163,7 @@ func checkSameRPCs(t *testing.T, w *wire, c rpcCase) {
 
 // DefaultExpiration family, is checked on its own.
 func TestRPCCounts(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	now := base
 	tbl, raw, w := wiredTable(t, clock)
@@ -320,6 +322,7 @@ func TestRPCCounts(t *testing.T) {
 // the companions travel in the same mutation and come back in the same
 // read.
 func TestRPCCountsWriteTimes(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw, w := wiredTable(t, clock, ttl.RecordWriteTime())
 	for _, c := range []rpcCase{{
@@ -383,6 +386,7 @@ func noErrors(errs []error, err error) error {
 // of each row, exactly as the hand-written filter does, and a fraction of
 // what an unfiltered read returns.
 func TestReadBytes(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base.Add(-2 * time.Minute))
 	tbl, raw, w := wiredTable(t, clock)
 	keys := rowKeys(benchRows)
@@ -428,6 +432,7 @@ func TestReadBytes(t *testing.T) {
 // 8-byte write time under the data cell's qualifier prefixed with
 // "\xff\xffwt:".
 func TestWriteTimeStorage(t *testing.T) {
+	ctx := context.Background()
 	stored := func(opts ...ttl.Option) (cells, bytes, recv int) {
 		tbl, raw, w := wiredTable(t, newClock(base), opts...)
 		require.NoError(t, tbl.Apply(ctx, "r", ttlMutation(time.Hour)))

@@ -132,6 +132,14 @@ func (c companions) deleteColumn(b *built, family, column string) {
 	}
 }
 
+// deleteRange deletes the companions of a column's cells stamped
+// [start, end), end 0 for no end.
+func (c companions) deleteRange(b *built, family, column string, start, end bigtable.Timestamp) {
+	if bool(c) {
+		b.deleteRange(family, WriteTimePrefix+column, start, end)
+	}
+}
+
 // dataColumns is the qualifier range [start, end) of a managed family's
 // data cells, "" for an open bound: every qualifier, or with companions
 // those below the reserved range.

@@ -84,6 +84,14 @@ type lossScan struct {
 
 func newLossScan(s Strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 	sc := lossScan{s: s}
+	if _, ok := s.(Move); ok {
+		// The move's own policy deletes no cell either of its rules keeps
+		// live, whatever the family had, and the operator chose the old
+		// cells' rule. The cells a move would misread, stamped on the wrong
+		// side of its boundary, are the move tools' to find (PlanMove) and
+		// rewrite (StartMove).
+		return sc
+	}
 	// Cells the current policy already lets GC delete by age are not the
 	// change's to lose. The age boundary is taken the way a strategy's
 	// live range is, so that an unchanged age gives empty ranges.

@@ -70,6 +70,17 @@ var (
 	// ErrNilArgument reports a nil argument that the call cannot do
 	// without: a context, a table, a row set, a callback.
 	ErrNilArgument = errors.New("ttl: nil argument")
+
+	// ErrConflict reports a Touch that wrote nothing because the cell
+	// changed between its read and its write: replaced, deleted, rewritten
+	// or outranked by a newer cell. The newer state stands.
+	ErrConflict = errors.New("ttl: the cell changed between the read and the write")
+
+	// ErrRenewal reports KeepAlive renewals that failed (for a reason other
+	// than a newer write, which is not an error): the rows were read and
+	// delivered, but the cells named may expire idle after their previous
+	// renewal rather than after this read.
+	ErrRenewal = errors.New("ttl: keep-alive renewal failed")
 )
 
 // MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64

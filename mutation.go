@@ -1,6 +1,10 @@
 package ttl
 
-import "cloud.google.com/go/bigtable"
+import (
+	"math"
+
+	"cloud.google.com/go/bigtable"
+)
 
 // A Mutation is a recipe of changes to one row, like bigtable.Mutation but
 // with a [Lifetime] where Bigtable takes a timestamp. It only records: a
@@ -13,9 +17,26 @@ import "cloud.google.com/go/bigtable"
 // times, each time with that call's now. It is not safe to record changes
 // while another goroutine applies it.
 type Mutation struct {
-	ops []mutationOp
+	// The changes, in order. A change holds only its column and value;
+	// the rest is held by its run, the consecutive changes that share a
+	// kind, a family and a lifetime, as a row's changes mostly do: a
+	// change costs 40 bytes, and its timestamp is computed once per run.
+	// The first five changes and the first run are kept here, in 256
+	// bytes (one of the allocator's size classes), so that a typical row
+	// write is one allocation; anything more goes in x.
+	n     int        // changes recorded
+	first [5]change  // changes 0 to 4
+	run   run        // the first run
+	x     *mutationX // nil until needed
+}
 
-	// A conditional mutation has branches instead of ops.
+// mutationX is what a Mutation holds beyond its first five changes and
+// its first run: the others, or the branches of a conditional mutation.
+type mutationX struct {
+	more []change // changes 5 and after
+	runs []run    // the runs after the first
+
+	// A conditional mutation has branches instead of changes.
 	isCond        bool
 	cond          bigtable.Filter
 	mtrue, mfalse *Mutation
@@ -31,11 +52,18 @@ const (
 	opDeleteRow
 )
 
-type mutationOp struct {
-	kind           mutationKind
-	family, column string
-	value          []byte
-	life           Lifetime
+// A change is one recorded change, without what its run holds.
+type change struct {
+	column string
+	value  []byte
+}
+
+// A run is what consecutive changes share.
+type run struct {
+	family string
+	life   Lifetime
+	kind   mutationKind
+	n      uint32 // changes in the run
 }
 
 // NewMutation returns a new, empty mutation.
@@ -49,7 +77,7 @@ func NewMutation() *Mutation { return new(Mutation) }
 // Unlike bigtable.NewCondMutation, cond never sees expired cells: it is
 // chained after the table's expiry filter, so an expired lock can be taken.
 func NewCondMutation(cond bigtable.Filter, mtrue, mfalse *Mutation) *Mutation {
-	return &Mutation{isCond: true, cond: cond, mtrue: mtrue, mfalse: mfalse}
+	return &Mutation{x: &mutationX{isCond: true, cond: cond, mtrue: mtrue, mfalse: mfalse}}
 }
 
 // Set records writing value to family:column with the given lifetime.
@@ -60,7 +88,8 @@ func NewCondMutation(cond bigtable.Filter, mtrue, mfalse *Mutation) *Mutation {
 // when the new one expires: use [Mutation.Replace] when the newest write
 // must win.
 func (m *Mutation) Set(family, column string, value []byte, life Lifetime) {
-	m.record(mutationOp{kind: opSet, family: family, column: column, value: value, life: life})
+	c := m.record(opSet, family, life)
+	c.column, c.value = column, value
 }
 
 // Replace records deleting every cell of family:column and then writing
@@ -69,31 +98,101 @@ func (m *Mutation) Set(family, column string, value []byte, life Lifetime) {
 // SequenceNumbers it deletes the column's earlier versions too: to keep
 // them, use Set.
 func (m *Mutation) Replace(family, column string, value []byte, life Lifetime) {
-	m.record(mutationOp{kind: opReplace, family: family, column: column, value: value, life: life})
+	c := m.record(opReplace, family, life)
+	c.column, c.value = column, value
 }
 
 // DeleteCellsInColumn records deleting every cell of family:column.
 func (m *Mutation) DeleteCellsInColumn(family, column string) {
-	m.record(mutationOp{kind: opDeleteColumn, family: family, column: column})
+	m.record(opDeleteColumn, family, Default).column = column
 }
 
 // DeleteCellsInFamily records deleting every cell of family in the row.
 func (m *Mutation) DeleteCellsInFamily(family string) {
-	m.record(mutationOp{kind: opDeleteFamily, family: family})
+	m.record(opDeleteFamily, family, Default)
 }
 
 // DeleteRow records deleting the whole row.
 func (m *Mutation) DeleteRow() {
-	m.record(mutationOp{kind: opDeleteRow})
+	m.record(opDeleteRow, "", Default)
 }
 
-// record adds a change. The first makes room for four, so that a small
-// mutation takes one allocation for its changes, not one per doubling.
-func (m *Mutation) record(op mutationOp) {
-	if m.ops == nil {
-		m.ops = make([]mutationOp, 0, 4)
+// record adds a change of the given kind, family and lifetime, to the last
+// run when it shares them, otherwise as a new run, and returns it for the
+// caller to fill in. (Fields are assigned one by one: assigning a struct
+// with pointers as a whole costs a call while the garbage collector runs.)
+func (m *Mutation) record(kind mutationKind, family string, life Lifetime) *change {
+	var c *change
+	if m.n < len(m.first) {
+		c = &m.first[m.n]
+	} else {
+		x := m.extra()
+		if x.more == nil {
+			x.more = make([]change, 0, len(m.first))
+		}
+		x.more = append(x.more, change{})
+		c = &x.more[len(x.more)-1]
 	}
-	m.ops = append(m.ops, op)
+	m.n++
+	if m.n == 1 {
+		r := &m.run
+		r.family, r.life, r.kind, r.n = family, life, kind, 1
+		return c
+	}
+	last := &m.run
+	if m.x != nil && len(m.x.runs) > 0 {
+		last = &m.x.runs[len(m.x.runs)-1]
+	}
+	if last.kind == kind && last.life == life && last.family == family && last.n < math.MaxUint32 {
+		last.n++
+		return c
+	}
+	x := m.extra()
+	x.runs = append(x.runs, run{family: family, life: life, kind: kind, n: 1})
+	return c
+}
+
+// extra returns m.x, made if need be.
+func (m *Mutation) extra() *mutationX {
+	if m.x == nil {
+		m.x = new(mutationX)
+	}
+	return m.x
+}
+
+// isCond reports whether m is a conditional mutation.
+func (m *Mutation) isCond() bool { return m.x != nil && m.x.isCond }
+
+// empty reports whether m records no change (a conditional mutation's
+// branches are not its own changes).
+func (m *Mutation) empty() bool { return m.n == 0 }
+
+// changes returns the changes of m in two parts, in order: those kept in
+// m itself, then the others.
+func (m *Mutation) changes() (first, more []change) {
+	if m.x != nil {
+		more = m.x.more
+	}
+	return m.first[:min(m.n, len(m.first))], more
+}
+
+// runs returns the number of runs in m.
+func (m *Mutation) runs() int {
+	switch {
+	case m.n == 0:
+		return 0
+	case m.x != nil:
+		return 1 + len(m.x.runs)
+	}
+	return 1
+}
+
+// runAt returns run i of m.
+func (m *Mutation) runAt(i int) *run {
+	if i == 0 {
+		return &m.run
+	}
+	return &m.x.runs[i-1]
 }
 
 // A ReadModifyWrite is a recipe of changes that the server applies to the

@@ -48,6 +48,7 @@ type Table struct {
 	tbl        bigtable.TableAPI
 	now        func() time.Time
 	managed    map[string]Strategy
+	few        []namedStrategy // managed again, when they are few: a scan beats the map
 	others     map[string]bool // declared unmanaged families; nil when undeclared
 	margin     time.Duration
 	companions companions // RecordWriteTime
@@ -90,10 +91,35 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 			t.others[name] = true
 		}
 	}
+	if len(managed) <= 4 {
+		for name, s := range managed {
+			t.few = append(t.few, namedStrategy{name, s})
+		}
+	}
 	t.margin = c.margin
 	t.companions = companions(c.writeTimes)
 	t.plan = newReadPlan(managed, c.others, t.companions)
 	return t, nil
+}
+
+type namedStrategy struct {
+	name string
+	s    Strategy
+}
+
+// strategy returns the strategy of family, and false for a family without
+// one.
+func (t *Table) strategy(family string) (Strategy, bool) {
+	if t.few == nil {
+		s, ok := t.managed[family]
+		return s, ok
+	}
+	for _, f := range t.few {
+		if f.name == family {
+			return f.s, true
+		}
+	}
+	return nil, false
 }
 
 // check reports a call the table cannot make: on a Table not made by

@@ -27,14 +27,14 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 	if len(rows) != len(muts) {
 		return nil, fmt.Errorf("%w: ApplyBulk: %d rows but %d mutations", ErrInvalidMutation, len(rows), len(muts))
 	}
-	now := t.now()
-	w := bulkWriter{tbl: t.tbl, opts: opts, n: len(rows)}
+	bw := t.writer(t.now())
+	w := bulkWriter{tbl: t.tbl, opts: opts, rows: rows}
 	for i, m := range muts {
-		if m != nil && m.isCond {
+		if m != nil && m.isCond() {
 			w.fail(i, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i]))
 			continue
 		}
-		b, err := t.build(now, m, false)
+		b, err := bw.build(m, false)
 		if err != nil {
 			w.fail(i, err)
 			continue
@@ -42,7 +42,7 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 		if w.group.changes+b.n > maxBulkChanges {
 			w.send(ctx)
 		}
-		w.group.add(i, rows[i], b, len(rows))
+		w.group.add(i, rows, b)
 	}
 	w.send(ctx)
 	return w.result()
@@ -58,7 +58,7 @@ const maxBulkChanges = 100_000
 type bulkWriter struct {
 	tbl  bigtable.TableAPI
 	opts []bigtable.ApplyOption
-	n    int // rows in the call
+	rows []string // the call's
 
 	group bulkGroup // the rows to send next
 
@@ -71,7 +71,7 @@ type bulkWriter struct {
 // fail records the error of row i.
 func (w *bulkWriter) fail(i int, err error) {
 	if w.errs == nil {
-		w.errs = make([]error, w.n)
+		w.errs = make([]error, len(w.rows))
 	}
 	w.errs[i] = err
 }
@@ -80,12 +80,13 @@ func (w *bulkWriter) fail(i int, err error) {
 // indexes, and empties it.
 func (w *bulkWriter) send(ctx context.Context) {
 	g := &w.group
-	if len(g.rows) == 0 {
+	if len(g.muts) == 0 {
 		return
 	}
 	w.groups++
-	rowErrs, err := w.tbl.ApplyBulk(ctx, g.rows, g.muts, w.opts...)
-	for j, i := range g.index {
+	rowErrs, err := w.tbl.ApplyBulk(ctx, g.keys(w.rows), g.muts, w.opts...)
+	for j := range g.muts {
+		i := g.at(j)
 		switch {
 		case err != nil:
 			w.fail(i, err)
@@ -111,31 +112,62 @@ func (w *bulkWriter) result() ([]error, error) {
 	return w.errs, nil
 }
 
-// bulkGroup is the rows ApplyBulk sends in one request.
+// bulkGroup is the rows ApplyBulk sends in one request. Until a row of
+// the call is left out (its mutation is invalid), they are a run of the
+// call's rows, sent as they are; after, a copy with their indexes.
 type bulkGroup struct {
+	lo      int                  // index in the call of the group's first row
+	muts    []*bigtable.Mutation // built, one per row
+	copied  bool                 // whether rows and index hold the group's rows
 	rows    []string
-	muts    []*bigtable.Mutation
 	index   []int // of each row in ApplyBulk's arguments
 	changes int
 }
 
-// add adds row i, built as b; capacity is the number of rows in the call,
-// which bounds the group's.
-func (g *bulkGroup) add(i int, row string, b built, capacity int) {
-	if g.rows == nil {
-		capacity = min(capacity, maxBulkChanges)
-		g.rows = make([]string, 0, capacity)
-		g.muts = make([]*bigtable.Mutation, 0, capacity)
-		g.index = make([]int, 0, capacity)
+// add adds row i of the call's rows, built as b.
+func (g *bulkGroup) add(i int, rows []string, b built) {
+	n := len(g.muts)
+	switch {
+	case g.muts == nil:
+		g.muts = make([]*bigtable.Mutation, 0, min(len(rows)-i, maxBulkChanges))
+		g.lo = i
+	case n == 0:
+		g.lo = i
+	case !g.copied && i != g.lo+n:
+		// A row was left out: from now on, the group is a list.
+		g.rows = append(g.rows[:0], rows[g.lo:g.lo+n]...)
+		g.index = g.index[:0]
+		for j := range n {
+			g.index = append(g.index, g.lo+j)
+		}
+		g.copied = true
 	}
-	g.rows = append(g.rows, row)
+	if g.copied {
+		g.rows = append(g.rows, rows[i])
+		g.index = append(g.index, i)
+	}
 	g.muts = append(g.muts, b.m)
-	g.index = append(g.index, i)
 	g.changes += b.n
+}
+
+// keys returns the group's row keys.
+func (g *bulkGroup) keys(rows []string) []string {
+	if g.copied {
+		return g.rows
+	}
+	return rows[g.lo : g.lo+len(g.muts) : g.lo+len(g.muts)]
+}
+
+// at returns the index in the call of the group's row j.
+func (g *bulkGroup) at(j int) int {
+	if g.copied {
+		return g.index[j]
+	}
+	return g.lo + j
 }
 
 // reset empties the group, letting its mutations go.
 func (g *bulkGroup) reset() {
 	clear(g.muts)
-	g.rows, g.muts, g.index, g.changes = g.rows[:0], g.muts[:0], g.index[:0], 0
+	g.muts, g.rows, g.index, g.copied, g.changes = g.muts[:0], g.rows[:0], g.index[:0], false, 0
 }

@@ -23,22 +23,73 @@ func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigt
 	return t.tbl.Apply(ctx, row, b.m, opts...)
 }
 
+// A writer builds the recipes of one call at the call's one reading of
+// the clock. The changes of a call mostly share a family and a lifetime,
+// and with one now those give one timestamp: the writer remembers the last
+// family it looked up and the last timestamp it computed in it, so that a
+// run of such changes pays for the lookup and the arithmetic once. Strategies
+// are pure functions of (now, lifetime), so a remembered timestamp is the
+// one the strategy would compute again; errors are not remembered (their
+// messages name the change's column).
+type writer struct {
+	t   *Table
+	now time.Time
+
+	looked  bool     // whether family is set
+	family  string   // the family last looked up
+	s       Strategy // its strategy; nil for a family without one
+	managed bool
+
+	stamped   bool // whether the fields below are life's in family
+	life      Lifetime
+	ts        bigtable.Timestamp
+	old       tsRange // the timestamps ts makes obsolete, when supersede
+	supersede bool
+}
+
+func (t *Table) writer(now time.Time) writer { return writer{t: t, now: now} }
+
 // build turns a recipe into a bigtable.Mutation at now, or reports the
 // first invalid change in it.
 func (t *Table) build(now time.Time, m *Mutation, nested bool) (built, error) {
+	w := t.writer(now)
+	return w.build(m, nested)
+}
+
+// build turns a recipe into a bigtable.Mutation at the writer's now, or
+// reports the first invalid change in it.
+func (w *writer) build(m *Mutation, nested bool) (built, error) {
 	if m == nil {
 		return built{}, fmt.Errorf("%w: nil mutation", ErrInvalidMutation)
 	}
-	if m.isCond {
-		return t.buildCond(now, m, nested)
+	if m.isCond() {
+		return w.buildCond(m, nested)
 	}
-	if len(m.ops) == 0 {
+	if m.empty() {
 		return built{}, fmt.Errorf("%w: mutation has no changes", ErrInvalidMutation)
 	}
 	b := newBuilt()
-	for _, o := range m.ops {
-		if err := t.add(&b, now, o); err != nil {
+	if m.x == nil {
+		// One run, of at most five changes.
+		if err := w.addRun(&b, &m.run, m.first[:m.n]); err != nil {
 			return built{}, err
+		}
+		return b, nil
+	}
+	first, more := m.changes()
+	for i := range m.runs() {
+		r := m.runAt(i)
+		// The run's changes: what is left of first, then of more.
+		k := min(int(r.n), len(first))
+		head, tail := first[:k], more[:int(r.n)-k]
+		first, more = first[k:], more[len(tail):]
+		for _, part := range [2][]change{head, tail} {
+			if len(part) == 0 {
+				continue
+			}
+			if err := w.addRun(&b, r, part); err != nil {
+				return built{}, err
+			}
 		}
 	}
 	return b, nil
@@ -46,20 +97,20 @@ func (t *Table) build(now time.Time, m *Mutation, nested bool) (built, error) {
 
 // buildCond builds a conditional mutation whose predicate sees only the
 // cells live at now.
-func (t *Table) buildCond(now time.Time, m *Mutation, nested bool) (built, error) {
+func (w *writer) buildCond(m *Mutation, nested bool) (built, error) {
 	switch {
 	case nested:
 		return built{}, fmt.Errorf("%w: a conditional mutation cannot be a branch of another", ErrInvalidMutation)
-	case len(m.ops) > 0:
+	case !m.empty():
 		return built{}, fmt.Errorf("%w: a conditional mutation has no changes of its own; put them in its branches", ErrInvalidMutation)
 	}
 	var branches [2]*bigtable.Mutation
 	n := 0
-	for i, branch := range [2]*Mutation{m.mtrue, m.mfalse} {
-		if branch == nil || !branch.isCond && len(branch.ops) == 0 {
+	for i, branch := range [2]*Mutation{m.x.mtrue, m.x.mfalse} {
+		if branch == nil || !branch.isCond() && branch.empty() {
 			continue
 		}
-		b, err := t.build(now, branch, true)
+		b, err := w.build(branch, true)
 		if err != nil {
 			return built{}, err
 		}
@@ -69,83 +120,138 @@ func (t *Table) buildCond(now time.Time, m *Mutation, nested bool) (built, error
 	if branches[0] == nil && branches[1] == nil {
 		return built{}, fmt.Errorf("%w: conditional mutation has no changes in either branch", ErrInvalidMutation)
 	}
-	cond := t.plan.live(now.Add(t.margin))
-	if m.cond != nil {
-		cond = bigtable.ChainFilters(cond, m.cond)
+	cond := w.t.plan.live(w.now.Add(w.t.margin))
+	if m.x.cond != nil {
+		cond = bigtable.ChainFilters(cond, m.x.cond)
 	}
 	return built{m: bigtable.NewCondMutation(cond, branches[0], branches[1]), n: n}, nil
 }
 
-// add adds one recorded change to b, at now.
-func (t *Table) add(b *built, now time.Time, o mutationOp) error {
-	if o.kind == opDeleteRow {
-		b.deleteRow()
-		return nil
+// lookup returns the strategy of family, and false for a family without
+// one.
+func (w *writer) lookup(family string) (Strategy, bool) {
+	if !w.looked || family != w.family {
+		w.s, w.managed = w.t.strategy(family)
+		w.looked, w.family, w.stamped = true, family, false
 	}
-	s, managed := t.managed[o.family]
-	if !managed {
-		return t.addUnmanaged(b, now, o)
+	return w.s, w.managed
+}
+
+// stamp returns the timestamp of a cell of family (whose strategy is s)
+// written with life, refusing one the read margin would hide at once, and
+// the timestamps of its column it makes obsolete.
+func (w *writer) stamp(s Strategy, family, column string, life Lifetime) (ts bigtable.Timestamp, old tsRange, supersede bool, err error) {
+	if w.stamped && life == w.life {
+		return w.ts, w.old, w.supersede, nil
 	}
-	if o.kind == opDeleteFamily {
-		b.deleteFamily(o.family)
-		return nil
-	}
-	if err := t.companions.checkColumn(o.family, o.column); err != nil {
-		return err
-	}
-	if o.kind == opDeleteColumn || o.kind == opReplace {
-		b.deleteColumn(o.family, o.column)
-		t.companions.deleteColumn(b, o.family, o.column)
-		if o.kind == opDeleteColumn {
-			return nil
-		}
-	}
-	ts, err := s.Timestamp(now, o.life)
+	ts, err = w.t.stamp(s, w.now, life, family, column)
 	if err != nil {
-		return fmt.Errorf("%w (family %q, column %q)", err, o.family, o.column)
+		return 0, tsRange{}, false, err
 	}
-	if t.margin > 0 {
-		if exp, ok := s.ExpiresAt(ts); ok && !exp.After(now.Add(t.margin)) {
-			return fmt.Errorf("%w: %v expires at %v, within the read margin of %v after now (%v) (family %q, column %q)",
-				ErrExpired, o.life, exp.UTC().Format(time.RFC3339Nano), t.margin, now.UTC().Format(time.RFC3339Nano), o.family, o.column)
+	old, supersede = s.supersedes(ts)
+	w.stamped, w.life, w.ts, w.old, w.supersede = true, life, ts, old, supersede
+	return ts, old, supersede, nil
+}
+
+// addRun adds changes, all or part of run r, to b, in order. What the
+// run's changes share is checked once, at its first change, and the
+// column of each change where it matters, so that the error is the one
+// the first invalid change would give on its own.
+func (w *writer) addRun(b *built, r *run, changes []change) error {
+	family := r.family
+	if r.kind == opDeleteRow {
+		for range changes {
+			b.deleteRow()
 		}
+		return nil
 	}
-	if old, ok := s.supersedes(ts); ok {
-		b.deleteRange(o.family, o.column, old.lo, old.hi) // hi 0: no end
-		t.companions.deleteRange(b, o.family, o.column, old.lo, old.hi)
+	s, managed := w.lookup(family)
+	if !managed {
+		return w.t.addUnmanaged(b, w.now, r, changes)
 	}
-	b.set(o.family, o.column, ts, o.value)
-	t.companions.set(b, o.family, o.column, ts, now)
+	if r.kind == opDeleteFamily {
+		for range changes {
+			b.deleteFamily(family)
+		}
+		return nil
+	}
+	c := w.t.companions
+	if r.kind == opSet && !c {
+		// The common run: only cells, no companions.
+		ts, old, supersede, err := w.stamp(s, family, changes[0].column, r.life)
+		if err != nil {
+			return err
+		}
+		for i := range changes {
+			o := &changes[i]
+			if supersede {
+				b.deleteRange(family, o.column, old.lo, old.hi) // hi 0: no end
+			}
+			b.set(family, o.column, ts, o.value)
+		}
+		return nil
+	}
+	for i := range changes {
+		o := &changes[i]
+		if err := c.checkColumn(family, o.column); err != nil {
+			return err
+		}
+		if r.kind == opDeleteColumn || r.kind == opReplace {
+			b.deleteColumn(family, o.column)
+			c.deleteColumn(b, family, o.column)
+			if r.kind == opDeleteColumn {
+				continue
+			}
+		}
+		ts, old, supersede, err := w.stamp(s, family, o.column, r.life)
+		if err != nil {
+			return err
+		}
+		if supersede {
+			b.deleteRange(family, o.column, old.lo, old.hi) // hi 0: no end
+			c.deleteRange(b, family, o.column, old.lo, old.hi)
+		}
+		b.set(family, o.column, ts, o.value)
+		c.set(b, family, o.column, ts, w.now)
+	}
 	return nil
 }
 
 // addUnmanaged adds a change to a family without a strategy: only Default
 // writes, stamped at now.
-func (t *Table) addUnmanaged(b *built, now time.Time, o mutationOp) error {
-	if err := t.checkUnmanaged(o.family, o.column); err != nil {
+func (t *Table) addUnmanaged(b *built, now time.Time, r *run, changes []change) error {
+	family, column := r.family, changes[0].column
+	if err := t.checkUnmanaged(family, column); err != nil {
 		return err
 	}
-	switch o.kind {
+	switch r.kind {
 	case opDeleteFamily:
-		b.deleteFamily(o.family)
+		for range changes {
+			b.deleteFamily(family)
+		}
 		return nil
 	case opDeleteColumn:
-		b.deleteColumn(o.family, o.column)
+		for i := range changes {
+			b.deleteColumn(family, changes[i].column)
+		}
 		return nil
 	}
-	if o.life.kind != lifeDefault {
+	if r.life.kind != lifeDefault {
 		return fmt.Errorf("%w: %v in a family without a strategy, which keeps cells as its GC policy says; use Default (family %q, column %q)",
-			ErrLifetime, o.life, o.family, o.column)
+			ErrLifetime, r.life, family, column)
 	}
 	ms, inRange := floorMillis(now)
 	if inRange != 0 {
 		return fmt.Errorf("%w: now (%v) is outside 1970 to the year 294,247 (family %q, column %q)",
-			ErrOutOfRange, now.UTC().Format(time.RFC3339Nano), o.family, o.column)
+			ErrOutOfRange, now.UTC().Format(time.RFC3339Nano), family, column)
 	}
-	if o.kind == opReplace {
-		b.deleteColumn(o.family, o.column)
+	for i := range changes {
+		o := &changes[i]
+		if r.kind == opReplace {
+			b.deleteColumn(family, o.column)
+		}
+		b.set(family, o.column, bigtable.Timestamp(ms*1000), o.value)
 	}
-	b.set(o.family, o.column, bigtable.Timestamp(ms*1000), o.value)
 	return nil
 }
 

@@ -1,0 +1,292 @@
+package ttl
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// The recipe keeps its changes as runs that share a kind, a family and a
+// lifetime, and the writer builds a run at a time, remembering the last
+// family and timestamp. These tests check that against the plain way:
+// each change on its own, its family looked up and its timestamp computed
+// for it.
+
+// flatOp is one change as recorded.
+type flatOp struct {
+	kind           mutationKind
+	family, column string
+	value          []byte
+	life           Lifetime
+}
+
+// refBuild builds ops the plain way, or reports the first invalid change.
+func refBuild(t *Table, now time.Time, ops []flatOp) (built, error) {
+	if len(ops) == 0 {
+		return built{}, fmt.Errorf("%w: mutation has no changes", ErrInvalidMutation)
+	}
+	b := newBuilt()
+	for _, o := range ops {
+		if err := refAdd(t, &b, now, o); err != nil {
+			return built{}, err
+		}
+	}
+	return b, nil
+}
+
+func refAdd(t *Table, b *built, now time.Time, o flatOp) error {
+	if o.kind == opDeleteRow {
+		b.deleteRow()
+		return nil
+	}
+	s, managed := t.managed[o.family]
+	if !managed {
+		return refAddUnmanaged(t, b, now, o)
+	}
+	if o.kind == opDeleteFamily {
+		b.deleteFamily(o.family)
+		return nil
+	}
+	if err := t.companions.checkColumn(o.family, o.column); err != nil {
+		return err
+	}
+	if o.kind == opDeleteColumn || o.kind == opReplace {
+		b.deleteColumn(o.family, o.column)
+		t.companions.deleteColumn(b, o.family, o.column)
+		if o.kind == opDeleteColumn {
+			return nil
+		}
+	}
+	ts, err := s.Timestamp(now, o.life)
+	if err != nil {
+		return fmt.Errorf("%w (family %q, column %q)", err, o.family, o.column)
+	}
+	if t.margin > 0 {
+		if exp, ok := s.ExpiresAt(ts); ok && !exp.After(now.Add(t.margin)) {
+			return fmt.Errorf("%w: %v expires at %v, within the read margin of %v after now (%v) (family %q, column %q)",
+				ErrExpired, o.life, exp.UTC().Format(time.RFC3339Nano), t.margin, now.UTC().Format(time.RFC3339Nano), o.family, o.column)
+		}
+	}
+	if old, ok := s.supersedes(ts); ok {
+		b.deleteRange(o.family, o.column, old.lo, old.hi)
+		t.companions.deleteRange(b, o.family, o.column, old.lo, old.hi)
+	}
+	b.set(o.family, o.column, ts, o.value)
+	t.companions.set(b, o.family, o.column, ts, now)
+	return nil
+}
+
+func refAddUnmanaged(t *Table, b *built, now time.Time, o flatOp) error {
+	if err := t.checkUnmanaged(o.family, o.column); err != nil {
+		return err
+	}
+	switch o.kind {
+	case opDeleteFamily:
+		b.deleteFamily(o.family)
+		return nil
+	case opDeleteColumn:
+		b.deleteColumn(o.family, o.column)
+		return nil
+	}
+	if o.life.kind != lifeDefault {
+		return fmt.Errorf("%w: %v in a family without a strategy, which keeps cells as its GC policy says; use Default (family %q, column %q)",
+			ErrLifetime, o.life, o.family, o.column)
+	}
+	ms, inRange := floorMillis(now)
+	if inRange != 0 {
+		return fmt.Errorf("%w: now (%v) is outside 1970 to the year 294,247 (family %q, column %q)",
+			ErrOutOfRange, now.UTC().Format(time.RFC3339Nano), o.family, o.column)
+	}
+	if o.kind == opReplace {
+		b.deleteColumn(o.family, o.column)
+	}
+	b.set(o.family, o.column, bigtable.Timestamp(ms*1000), o.value)
+	return nil
+}
+
+// record records o in m through the public methods.
+func (o flatOp) record(m *Mutation) {
+	switch o.kind {
+	case opSet:
+		m.Set(o.family, o.column, o.value, o.life)
+	case opReplace:
+		m.Replace(o.family, o.column, o.value, o.life)
+	case opDeleteColumn:
+		m.DeleteCellsInColumn(o.family, o.column)
+	case opDeleteFamily:
+		m.DeleteCellsInFamily(o.family)
+	case opDeleteRow:
+		m.DeleteRow()
+	}
+}
+
+// randomOps returns up to 16 changes, each sharing its predecessor's
+// kind, family and lifetime more often than not, so that runs are long
+// and cross the recipe's fifth change; a few are invalid.
+func randomOps(r *rand.Rand, now time.Time) []flatOp {
+	families := []string{"f", "d", "s", "q", "u", "x", ""}
+	lives := []Lifetime{For(time.Hour), For(30 * time.Second), For(-time.Second), For(time.Millisecond / 2),
+		Until(now.Add(2 * time.Hour)), Forever, Default, Version(3), Version(-1)}
+	columns := []string{"c0", "c1", "c2", "\xff\xffwt:c"}
+	ops := make([]flatOp, r.IntN(17))
+	for i := range ops {
+		o := flatOp{
+			kind:   mutationKind(r.IntN(5)),
+			family: families[r.IntN(len(families))],
+			life:   lives[r.IntN(len(lives))],
+		}
+		if i > 0 && r.IntN(10) < 7 {
+			o = ops[i-1]
+		}
+		if r.IntN(20) == 0 {
+			o.kind = mutationKind(r.IntN(5))
+		}
+		o.column = columns[r.IntN(len(columns)-1)]
+		if r.IntN(40) == 0 {
+			o.column = columns[len(columns)-1]
+		}
+		o.value = []byte(fmt.Sprint("v", r.IntN(100)))
+		// The fields a kind does not take are not recorded.
+		switch o.kind {
+		case opDeleteColumn:
+			o.value, o.life = nil, Default
+		case opDeleteFamily:
+			o.column, o.value, o.life = "", nil, Default
+		case opDeleteRow:
+			o.family, o.column, o.value, o.life = "", "", nil, Default
+		}
+		ops[i] = o
+	}
+	return ops
+}
+
+// TestBuildMatchesPlain builds random recipes, plain and conditional, on
+// tables with and without write times and a read margin, and checks that
+// each gives the bigtable.Mutation (compared field by field), the count
+// and the error that building each change on its own gives, with a writer
+// for each mutation and with one writer for many, as ApplyBulk uses it.
+func TestBuildMatchesPlain(t *testing.T) {
+	now := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	families := map[string]Strategy{
+		"f": OneSecond(),
+		"d": DefaultExpiration(time.Hour),
+		"s": SequenceNumbers(2),
+		"q": Move{To: SequenceNumbers(2), Start: now.Add(-time.Hour)}, // supersedes the old cells
+	}
+	for _, cfg := range []struct {
+		name string
+		opts []Option
+	}{
+		{"plain", []Option{OtherFamilies("u")}},
+		{"undeclared", nil},
+		{"write times", []Option{OtherFamilies("u"), RecordWriteTime()}},
+		{"margin", []Option{OtherFamilies("u"), WithReadMargin(time.Minute)}},
+	} {
+		t.Run(cfg.name, func(t *testing.T) {
+			tbl, err := NewTable(struct{ bigtable.TableAPI }{}, families, cfg.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, uint64(len(cfg.name))))
+			shared := tbl.writer(now)
+			var valid, invalid int
+			for i := range 20_000 {
+				ops := randomOps(r, now)
+				m := NewMutation()
+				for _, o := range ops {
+					o.record(m)
+				}
+				want, wantErr := refBuild(tbl, now, ops)
+				cond := r.IntN(8) == 0
+				if cond {
+					ops2 := randomOps(r, now)
+					m2 := NewMutation()
+					for _, o := range ops2 {
+						o.record(m2)
+					}
+					want, wantErr = refCond(tbl, now, ops, ops2)
+					m = NewCondMutation(bigtable.LatestNFilter(1), m, m2)
+				}
+				own := tbl.writer(now)
+				for _, w := range []*writer{&own, &shared} {
+					got, err := w.build(m, false)
+					switch {
+					case (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error():
+						t.Fatalf("mutation %d %+v: error %v, want %v", i, ops, err, wantErr)
+					case got.n != want.n || !reflect.DeepEqual(got.m, want.m):
+						t.Fatalf("mutation %d %+v: built %d changes %+v, want %d %+v", i, ops, got.n, got.m, want.n, want.m)
+					}
+				}
+				if wantErr == nil {
+					valid++
+				} else {
+					invalid++
+				}
+			}
+			if valid < 2000 || invalid < 2000 {
+				t.Errorf("%d valid and %d invalid mutations: the generator should make more of each", valid, invalid)
+			}
+		})
+	}
+}
+
+// refCond builds a conditional mutation with a LatestNFilter(1) predicate
+// and the given branches the plain way.
+func refCond(t *Table, now time.Time, yes, no []flatOp) (built, error) {
+	var branches [2]*bigtable.Mutation
+	n := 0
+	for i, ops := range [2][]flatOp{yes, no} {
+		if len(ops) == 0 {
+			continue
+		}
+		b, err := refBuild(t, now, ops)
+		if err != nil {
+			return built{}, err
+		}
+		branches[i] = b.m
+		n += b.n
+	}
+	if branches[0] == nil && branches[1] == nil {
+		return built{}, fmt.Errorf("%w: conditional mutation has no changes in either branch", ErrInvalidMutation)
+	}
+	cond := bigtable.ChainFilters(t.plan.live(now.Add(t.margin)), bigtable.LatestNFilter(1))
+	return built{m: bigtable.NewCondMutation(cond, branches[0], branches[1]), n: n}, nil
+}
+
+// TestBulkGroupRows checks that a group sends the call's rows as they are
+// while they run on, and a list of them with their indexes once one is
+// left out.
+func TestBulkGroupRows(t *testing.T) {
+	rows := make([]string, 50)
+	for i := range rows {
+		rows[i] = fmt.Sprint("r", i)
+	}
+	r := rand.New(rand.NewPCG(2, 2))
+	var g bulkGroup
+	for range 2000 {
+		var want []int
+		for i := range rows {
+			if r.IntN(30) > 0 { // or left out
+				want = append(want, i)
+				g.add(i, rows, built{m: bigtable.NewMutation(), n: 1})
+			}
+			if r.IntN(25) == 0 || i == len(rows)-1 {
+				keys := g.keys(rows)
+				if len(keys) != len(want) || g.changes != len(want) {
+					t.Fatalf("group of %d keys, %d changes; want %d", len(keys), g.changes, len(want))
+				}
+				for j, k := range keys {
+					if k != rows[want[j]] || g.at(j) != want[j] {
+						t.Fatalf("row %d of the group is %q at %d, want %q at %d", j, k, g.at(j), rows[want[j]], want[j])
+					}
+				}
+				g.reset()
+				want = want[:0]
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package ttl
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -288,5 +289,63 @@ func TestBulkGroupRows(t *testing.T) {
 				want = want[:0]
 			}
 		}
+	}
+}
+
+// TestQuickTimestamp checks quickTimestamp against longTimestamp at
+// instants and lifetimes around every boundary its arithmetic meets: a
+// nanosecond carry into the next second, a millisecond edge, now itself,
+// 1970, the end of its range.
+func TestQuickTimestamp(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	edge := func() int64 { // nanoseconds within a second, often at an edge
+		switch r.IntN(4) {
+		case 0:
+			return r.Int64N(1e9)
+		case 1:
+			return r.Int64N(1000)*1e6 + r.Int64N(3) - 1 // at a millisecond
+		case 2:
+			return 1e9 - 1 - r.Int64N(3)
+		}
+		return r.Int64N(3)
+	}
+	secs := []int64{0, 1, 1903770000, quickSec - 1, quickSec, quickSec - 3600}
+	durations := []int64{0, 1, -1, int64(time.Millisecond), int64(time.Hour), math.MaxInt64, math.MinInt64}
+	name := func() string { return "rule" }
+	quick := 0
+	for range 400_000 {
+		now := time.Unix(secs[r.IntN(len(secs))]+r.Int64N(3)-1, 0).Add(time.Duration(edge()))
+		var life Lifetime
+		switch r.IntN(5) {
+		case 0:
+			d := durations[r.IntN(len(durations))]
+			if r.IntN(2) == 0 {
+				d = r.Int64N(3600)*1e9 + edge() - int64(now.Nanosecond())
+			}
+			life = For(time.Duration(d))
+		case 1:
+			life = Until(now.Add(time.Duration(r.Int64N(3e9) - 1e9 + edge())))
+		case 2:
+			life = Until(time.Unix(secs[r.IntN(len(secs))]+r.Int64N(3)-1, edge()))
+		case 3:
+			// An expiry about one offset after 1970: a timestamp about 0.
+			offsets := []time.Duration{time.Millisecond, 48 * time.Hour}
+			life = Until(time.Unix(0, 0).Add(offsets[r.IntN(2)] + time.Duration(r.Int64N(5e6)-25e5)))
+		default:
+			life = Default
+		}
+		for _, rule := range []timeRule{{0}, {time.Millisecond}, {48 * time.Hour}, {time.Duration(math.MaxInt64 / 1e6 * 1e6)}} {
+			ts, ok := rule.quickTimestamp(now, life)
+			want, err := rule.longTimestamp(now, life, name)
+			if ok && (err != nil || ts != want) {
+				t.Fatalf("offset %v, now %v, %v: quick %d, long %d, %v", rule.offset, now.UTC().Format(time.RFC3339Nano), life, ts, want, err)
+			}
+			if ok {
+				quick++
+			}
+		}
+	}
+	if quick < 200_000 {
+		t.Errorf("only %d of 1,600,000 cases took the quick path", quick)
 	}
 }

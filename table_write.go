@@ -231,8 +231,9 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 	return nil
 }
 
-// addUnmanaged adds a change to a family without a strategy: only Default
-// writes, stamped at now.
+// addUnmanaged adds changes, all or part of run r, to a family without a
+// strategy: only Default writes, stamped at now. The family and the
+// lifetime are checked once, at the first change.
 func (t *Table) addUnmanaged(b *built, now time.Time, r *run, changes []change) error {
 	family, column := r.family, changes[0].column
 	if err := t.checkUnmanaged(family, column); err != nil {

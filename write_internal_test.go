@@ -349,3 +349,25 @@ func TestQuickTimestamp(t *testing.T) {
 		t.Errorf("only %d of 1,600,000 cases took the quick path", quick)
 	}
 }
+
+// TestRecipeSize checks that a recipe of five changes to one family with
+// one lifetime is one allocation of 256 bytes, an allocator size class:
+// a field added to Mutation would make it 288.
+func TestRecipeSize(t *testing.T) {
+	if size := reflect.TypeOf(Mutation{}).Size(); size != 256 {
+		t.Errorf("a Mutation is %d bytes, want 256", size)
+	}
+	value := []byte("v")
+	var sink *Mutation
+	allocs := testing.AllocsPerRun(100, func() {
+		m := NewMutation()
+		for _, c := range []string{"c0", "c1", "c2", "c3", "c4"} {
+			m.Set("f", c, value, For(time.Hour))
+		}
+		sink = m
+	})
+	if allocs != 1 {
+		t.Errorf("a 5-change recipe takes %v allocations, want 1", allocs)
+	}
+	_ = sink
+}

@@ -1,0 +1,123 @@
+// Package pipeline builds Apache Beam pipelines that do the table-wide work
+// of github.com/cellttl/ttl past one machine: the table is split on its
+// tablet boundaries (ttl.Shards) when the pipeline is built, the shards are
+// reshuffled so that the runner spreads them over its workers, and a DoFn
+// reads each shard with the library's own per-row logic.
+//
+// Audit is the first such job: ttl.AuditTable's counts, from many workers.
+// ReadShards is the part every job shares: a job that writes (such as a
+// strategy move's rewrite) takes its PCollection of shards as the audit
+// does, with a DoFn of its own.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"cloud.google.com/go/bigtable"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/cellttl/ttl"
+)
+
+func init() {
+	// Shards cross the Reshuffle as rows of two strings.
+	beam.RegisterType(reflect.TypeOf(ttl.Shard{}))
+}
+
+// A Table names a Bigtable table and the app profile to read it with. It is
+// plain data, so that DoFns carry it to the workers, where each opens its
+// own client (see Open). When BIGTABLE_EMULATOR_HOST is set, the clients
+// connect to that emulator instead.
+type Table struct {
+	Project  string `json:"project"`
+	Instance string `json:"instance"`
+	Table    string `json:"table"`
+	// AppProfile is the app profile for reads, such as one that routes to
+	// a cluster that serves no application traffic; "" is the instance's
+	// default profile. Admin calls (the table's GC policies) take none.
+	AppProfile string `json:"app_profile,omitempty"`
+}
+
+// check reports a Table that names no table.
+func (t Table) check() error {
+	if t.Project == "" || t.Instance == "" || t.Table == "" {
+		return errors.New("pipeline: a table needs a project, an instance and a table ID")
+	}
+	return nil
+}
+
+// Open returns a data client for the table's instance, with its app
+// profile. A pipeline exports no client-side metrics of its own: the
+// runner's metrics and the DoFns' counters say what it did.
+func (t Table) Open(ctx context.Context) (*bigtable.Client, error) {
+	c, err := bigtable.NewClientWithConfig(ctx, t.Project, t.Instance,
+		bigtable.ClientConfig{AppProfile: t.AppProfile, MetricsProvider: bigtable.NoopMetricsProvider{}})
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: connecting to instance %s/%s: %w", t.Project, t.Instance, err)
+	}
+	return c, nil
+}
+
+// ReadShards splits the table on the boundaries Bigtable reports for its
+// tablets (ttl.Shards, read now, while the pipeline is built) and returns
+// them as a PCollection of ttl.Shard, reshuffled so that the runner hands
+// them to many workers instead of reading them where they were created,
+// and how many there are. Every row of the table is in exactly one shard.
+//
+// A DoFn that takes the shards reads each with
+// ReadRows(ctx, shard.RowSet(), ...), on a client it opens in Setup.
+func ReadShards(ctx context.Context, s beam.Scope, t Table) (beam.PCollection, int, error) {
+	if err := t.check(); err != nil {
+		return beam.PCollection{}, 0, err
+	}
+	client, err := t.Open(ctx)
+	if err != nil {
+		return beam.PCollection{}, 0, err
+	}
+	defer client.Close()
+	shards, err := ttl.Shards(ctx, client.Open(t.Table))
+	if err != nil {
+		return beam.PCollection{}, 0, fmt.Errorf("pipeline: table %q: %w", t.Table, err)
+	}
+	s = s.Scope("ReadShards")
+	return beam.Reshuffle(s, beam.CreateList(s, shards)), len(shards), nil
+}
+
+// readShard reads the rows of shard through filter, passes each to row,
+// and returns what it read, counted as ttl.AuditTable counts one shard
+// read to the end: one read, one shard, the rows and cells returned and
+// those the server saw. A cell is counted once per time the server
+// returns it: the filters read with here return each cell once.
+func readShard(ctx context.Context, tbl *bigtable.Table, shard ttl.Shard, filter bigtable.Filter, row func(bigtable.Row)) (ttl.Scan, error) {
+	read := ttl.Scan{Reads: 1}
+	stats := func(st *bigtable.FullReadStats) {
+		read.RowsSeen += int(st.ReadIterationStats.RowsSeenCount)
+		read.CellsSeen += int(st.ReadIterationStats.CellsSeenCount)
+	}
+	err := tbl.ReadRows(ctx, shard.RowSet(), func(r bigtable.Row) bool {
+		read.RowsReturned++
+		for _, items := range r {
+			read.CellsReturned += len(items)
+		}
+		row(r)
+		return true
+	}, bigtable.RowFilter(filter), bigtable.WithFullReadStats(stats))
+	if err != nil {
+		return ttl.Scan{}, fmt.Errorf("pipeline: reading shard %v: %w", shard, err)
+	}
+	read.ShardsRead = 1
+	shardsRead.Inc(ctx, 1)
+	rowsReturned.Inc(ctx, int64(read.RowsReturned))
+	cellsReturned.Inc(ctx, int64(read.CellsReturned))
+	return read, nil
+}
+
+// The counters a runner shows while the job runs (Dataflow's job page).
+var (
+	shardsRead    = beam.NewCounter("cellttl", "shards_read")
+	rowsReturned  = beam.NewCounter("cellttl", "rows_returned")
+	cellsReturned = beam.NewCounter("cellttl", "cells_returned")
+)

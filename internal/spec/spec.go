@@ -21,7 +21,7 @@ func Parse(spec string) (ttl.Strategy, error) {
 	case kind == "onesecond" && !hasArg:
 		return ttl.OneSecond(), nil
 	case kind == "default" && hasArg:
-		d, err := parseDuration(arg)
+		d, err := ParseDuration(arg)
 		if err != nil || d <= 0 {
 			return nil, fmt.Errorf("default:%s: want a positive duration such as 48h, 90m or 30d", arg)
 		}
@@ -36,9 +36,9 @@ func Parse(spec string) (ttl.Strategy, error) {
 	return nil, fmt.Errorf("strategy %q: want onesecond, default:DURATION or seqnum:VERSIONS", spec)
 }
 
-// parseDuration parses a Go duration, or a whole number of days such as
+// ParseDuration parses a Go duration, or a whole number of days such as
 // "30d", as cbt takes it.
-func parseDuration(s string) (time.Duration, error) {
+func ParseDuration(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
 		if err != nil || n > int(time.Duration(1<<63-1)/(24*time.Hour)) {

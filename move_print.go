@@ -28,7 +28,7 @@ func (r *MoveReport) String() string {
 		ends = formatTime(r.EndsBy) + ", the skew included"
 	}
 	fmt.Fprintf(&b, "  the old cells' rule ends: %s\n", ends)
-	if r.Scan.Reads > 0 {
+	if r.Counted {
 		mark := ""
 		if r.Scan.ShardsRead < r.Scan.planned() {
 			mark = "≥"

@@ -85,6 +85,10 @@ type MoveReport struct {
 	Misplaced Count `json:"misplaced"`
 	// New counts the cells of the new encoding.
 	New Count `json:"new"`
+	// Counted reports that the counts above cover the whole family:
+	// RewriteMove reads only the old cells, and says what it did with
+	// them in Rewritten, Kept and Actions instead.
+	Counted bool `json:"counted"`
 
 	// Rewritten counts the cells rewritten in the new encoding; Kept the
 	// old cells a rewrite left as they were because a writer changed them
@@ -264,6 +268,7 @@ func (r *MoveReport) fill(t moveTally, read Scan) {
 	r.OldLive, r.OldExpired, r.OldNeverExpire, r.Misplaced, r.New = t.oldLive, t.oldExpired, t.oldForever, t.misplaced, t.new
 	r.LastExpiry = t.lastExpiry
 	r.Scan = read
+	r.Counted = true
 }
 
 // PlanMove reports what moving family of table through data (the table

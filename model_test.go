@@ -6,7 +6,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -99,20 +98,8 @@ func TestModel(t *testing.T) {
 				}
 				return
 			}
-			tables := 0
-			short := shrink(ops[:idx+1], func(cand []op) (int, bool) {
-				tables++
-				i, _ := run(t, e, v, fmt.Sprintf("shrink%d", tables), cand, nil)
-				return i, i >= 0
-			})
-			_, shortMsg := run(t, e, v, "minimal", short, nil)
-			var b strings.Builder
-			for _, o := range short {
-				fmt.Fprintf(&b, "\n\t%v", o)
-			}
-			t.Errorf("CELLTTL_MODEL_SEED=%d: operation %d of %d, %v: %s\n"+
-				"shortest failing run found (%d operations, %d replays) on table %q, from clock %v:%s\nwhere: %s",
-				seed, idx, len(ops), ops[idx], msg, len(short), tables, v.name, base.Format(time.RFC3339), b.String(), shortMsg)
+			reportFailure(t, seed, ops, idx, msg, fmt.Sprintf("on table %q, from clock %v", v.name, base.Format(time.RFC3339)),
+				func(name string, ops []op) (int, string) { return run(t, e, v, name, ops, nil) })
 		})
 	}
 }

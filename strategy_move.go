@@ -278,16 +278,19 @@ func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (big
 	if life.kind == lifeDefault {
 		life = m.defaultLife()
 	}
+	_, toVersions := m.To.Versions()
 	switch {
+	case s == nil && (life.kind == lifeDefault || life.kind == lifeVersion && toVersions):
+		// A write at now, as the family had before: Default, or a Version
+		// written before the move to SequenceNumbers starts, whatever
+		// rule Old gives the old cells.
 	case r.kind == byTime:
 		return r.time.timestamp(now, life, m.String)
 	case s != nil:
 		return s.Timestamp(now, life)
-	case life.kind != lifeDefault && life.kind != lifeVersion:
-		return 0, fmt.Errorf("%w: %v under %v: cells written the old way, with a real timestamp, never expire by time", ErrLifetime, life, m)
+	default:
+		return 0, fmt.Errorf("%w: %v under %v: cells written the old way, with a real timestamp, take Default (or, in a move to SequenceNumbers, Version)", ErrLifetime, life, m)
 	}
-	// A write at now, as the family had before: Default, or a Version
-	// written before the move to SequenceNumbers starts.
 	ms, inRange := floorMillis(now)
 	if inRange != 0 {
 		return 0, fmt.Errorf("%w: now (%v) is outside 1970 to the year 294,247", ErrOutOfRange, now.UTC().Format(time.RFC3339Nano))

@@ -1,0 +1,39 @@
+package ttl_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cellttl/ttl"
+)
+
+// Bugs TestModelMoves found in Move, each reduced to its smallest case:
+// DESIGN.md's rule it broke, and what the library did.
+
+// TestMoveVersionsBeforeStartAreRealTimes: in a move from real timestamps
+// to sequence numbers, "the old encoding ... of a family without a
+// strategy stamps now (Default, or a Version written before a move to
+// sequence numbers starts)", whatever rule Old gives the old cells. With
+// Old: For(d) the library took the old side for a time rule, which has no
+// versions, and wrote the version as a sequence number before the start,
+// retiring the column's old cells while processes not yet switched still
+// write real timestamps. And only a move to sequence numbers takes a
+// version: a move from real timestamps to OneSecond stored one as a real
+// timestamp that never expires.
+func TestMoveVersionsBeforeStartAreRealTimes(t *testing.T) {
+	m := ttl.Move{To: ttl.SequenceNumbers(2), Start: start, Old: ttl.For(time.Hour)}
+	x := newMoveFixture(t, m)
+	x.old("a", "old", ms(start.Add(-10*time.Minute)))
+	ts, err := x.write(-time.Minute, "a", "before", ttl.Version(4))
+	require.NoError(t, err)
+	assert.Equal(t, ms(start.Add(-time.Minute)), ts, "a version before the start is written as the family had it: at now")
+	assert.Equal(t, []string{"before", "old"}, x.visible(0), "the old cell is still there")
+	assert.Equal(t, "59m0s", x.expiry(ts), "an hour after its write, by Old")
+
+	x = newMoveFixture(t, ttl.Move{To: ttl.OneSecond(), Start: start})
+	_, err = x.write(-time.Minute, "a", "version", ttl.Version(4))
+	assert.ErrorIs(t, err, ttl.ErrLifetime, "OneSecond takes no version, nor do real timestamps")
+}

@@ -37,3 +37,23 @@ func TestMoveVersionsBeforeStartAreRealTimes(t *testing.T) {
 	_, err = x.write(-time.Minute, "a", "version", ttl.Version(4))
 	assert.ErrorIs(t, err, ttl.ErrLifetime, "OneSecond takes no version, nor do real timestamps")
 }
+
+// TestMoveDefaultBeforeStartIsTheOldDefault: "Default is the old
+// strategy's default before Start and the new one's after it". Moving a
+// family without a strategy to DefaultExpiration(d), the library took
+// Default as For(d) before the start too: refused with Old: Default (no
+// real timestamp expires by time), and with Old: For(o) stamped d − o
+// after now, expiring with the new default instead of living as the old
+// cells do.
+func TestMoveDefaultBeforeStartIsTheOldDefault(t *testing.T) {
+	for _, old := range []ttl.Lifetime{ttl.Default, ttl.For(time.Minute)} {
+		x := newMoveFixture(t, ttl.Move{To: ttl.DefaultExpiration(time.Hour), Start: start, Old: old})
+		ts, err := x.write(-time.Minute, "a", "before", ttl.Default)
+		require.NoError(t, err, "Old: %v", old)
+		assert.Equal(t, ms(start.Add(-time.Minute)), ts, "Old: %v: a write at now, as the family had it", old)
+		ts, err = x.write(time.Minute, "b", "after", ttl.Default)
+		require.NoError(t, err, "Old: %v", old)
+		assert.Equal(t, ms(start.Add(time.Minute)), ts, "Old: %v: For(1h) stamped with the write time", old)
+		assert.Equal(t, "1h1m0s", x.expiry(ts), "Old: %v", old)
+	}
+}

@@ -276,7 +276,7 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 // timestamps of a family without a strategy).
 func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (bigtable.Timestamp, error) {
 	if life.kind == lifeDefault {
-		life = m.defaultLife()
+		life = m.defaultLife(now)
 	}
 	_, toVersions := m.To.Versions()
 	switch {
@@ -298,11 +298,21 @@ func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (big
 	return bigtable.Timestamp(ms * 1000), nil
 }
 
-// defaultLife is the lifetime Default stands for in the move.
-func (m Move) defaultLife() Lifetime {
-	for _, s := range []Strategy{m.From, m.To} {
-		if d, ok := s.(defaultExpiration); ok {
-			return For(d.d)
+// defaultLife is the lifetime Default stands for at now: the old
+// strategy's default before Start and the new one's from then on, or the
+// other's where that one has none. A family without a strategy's default
+// is a write at now, which Default itself stands for.
+func (m Move) defaultLife(now time.Time) Lifetime {
+	order := []Strategy{m.From, m.To}
+	if m.Started(now) {
+		order[0], order[1] = order[1], order[0]
+	}
+	for _, s := range order {
+		switch s := s.(type) {
+		case nil:
+			return Default
+		case defaultExpiration:
+			return For(s.d)
 		}
 	}
 	return Default

@@ -57,3 +57,20 @@ func TestMoveDefaultBeforeStartIsTheOldDefault(t *testing.T) {
 		assert.Equal(t, "1h1m0s", x.expiry(ts), "Old: %v", old)
 	}
 }
+
+// TestMoveNoCellBornExpired: "a cell is never born expired", and a write
+// "stores each cell in the encoding that puts it on its own rule's side,
+// so that its rule gives exactly the requested expiry". A version written
+// after the old versions' Until (or Start + For) was stored among them,
+// hidden at once; it is refused, as no side can hold it.
+func TestMoveNoCellBornExpired(t *testing.T) {
+	x := newMoveFixture(t, ttl.Move{From: ttl.SequenceNumbers(2), To: ttl.OneSecond(), Start: start, Old: ttl.For(time.Hour)})
+	_, err := x.write(30*time.Minute, "a", "live", ttl.Version(4))
+	require.NoError(t, err, "the old versions live until an hour after the start")
+	_, err = x.write(2*time.Hour, "a", "born-expired", ttl.Version(5))
+	assert.ErrorIs(t, err, ttl.ErrLifetime, "OneSecond takes no version, and the old versions' rule has ended")
+
+	x = newMoveFixture(t, ttl.Move{From: ttl.SequenceNumbers(2), To: ttl.OneSecond(), Start: start, Old: ttl.Until(start.Add(-time.Hour))})
+	_, err = x.write(-time.Minute, "a", "born-expired", ttl.Version(5))
+	assert.ErrorIs(t, err, ttl.ErrExpired, "before the start, in the old encoding, whose rule has ended")
+}

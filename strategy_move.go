@@ -262,6 +262,9 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 				ErrLifetime, life, m, ts)
 		}
 		if err == nil {
+			err = m.keeps(e.rule, e.s, ts, now, life)
+		}
+		if err == nil {
 			return ts, nil
 		}
 		if first == nil {
@@ -269,6 +272,17 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 		}
 	}
 	return 0, first
+}
+
+// keeps reports why a cell stamped ts on the side of rule r would not
+// live as written at now: it would be born expired (a side whose rule has
+// ended).
+func (m Move) keeps(r rangeRule, _ Strategy, ts bigtable.Timestamp, now time.Time, life Lifetime) error {
+	if e, ok := r.expiry(ts); ok && !e.After(now) {
+		return fmt.Errorf("%w: %v under %v: the old cells' rule (Old: %v) ended at %v, not after now (%v)",
+			ErrExpired, life, m, m.Old, e.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // encode returns the timestamp of a cell on one side of the move: by the

@@ -74,3 +74,26 @@ func TestMoveNoCellBornExpired(t *testing.T) {
 	_, err = x.write(-time.Minute, "a", "born-expired", ttl.Version(5))
 	assert.ErrorIs(t, err, ttl.ErrExpired, "before the start, in the old encoding, whose rule has ended")
 }
+
+// TestMoveOldRuleKeepsTheExpiry: moving DefaultExpiration(d) to OneSecond
+// with Old: Until(t) or Forever, a write before the start (the old
+// encoding only) was stamped as DefaultExpiration stamps it and then lived
+// by Old: a For(1m) cell until t, or for ever. Neither side can hold it
+// with its expiry, so it is refused; Forever under Old: Forever too, since
+// DefaultExpiration's Forever lies on the new side.
+func TestMoveOldRuleKeepsTheExpiry(t *testing.T) {
+	for _, old := range []ttl.Lifetime{ttl.Until(start.Add(time.Hour)), ttl.Forever} {
+		x := newMoveFixture(t, ttl.Move{From: ttl.DefaultExpiration(time.Hour), To: ttl.OneSecond(), Start: start, Old: old})
+		for _, life := range []ttl.Lifetime{ttl.For(time.Minute), ttl.Default, ttl.Forever} {
+			_, err := x.write(-time.Minute, "a", "before", life)
+			assert.ErrorIs(t, err, ttl.ErrLifetime, "Old: %v, %v", old, life)
+		}
+		ts, err := x.write(time.Minute, "a", "after", ttl.For(time.Minute))
+		require.NoError(t, err, "Old: %v", old)
+		assert.Equal(t, "2m0s", x.expiry(ts), "Old: %v: after the start, OneSecond's", old)
+	}
+	x := newMoveFixture(t, ttl.Move{From: ttl.DefaultExpiration(2 * time.Hour), To: ttl.OneSecond(), Start: start, Old: ttl.Until(start.Add(time.Hour))})
+	ts, err := x.write(-time.Minute, "a", "exactly", ttl.Until(start.Add(time.Hour)))
+	require.NoError(t, err, "a cell that expires when the old rule ends keeps its expiry")
+	assert.Equal(t, "1h0m0s", x.expiry(ts))
+}

@@ -274,11 +274,21 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 	return 0, first
 }
 
-// keeps reports why a cell stamped ts on the side of rule r would not
-// live as written at now: it would be born expired (a side whose rule has
-// ended).
-func (m Move) keeps(r rangeRule, _ Strategy, ts bigtable.Timestamp, now time.Time, life Lifetime) error {
-	if e, ok := r.expiry(ts); ok && !e.After(now) {
+// keeps reports why a cell stamped ts by s on the side of rule r would
+// not live as written at now with life: the side's rule would give a cell
+// of DefaultExpiration another expiry than its own (old cells that live
+// Until a time or Forever), or the cell would be born expired (a side
+// whose rule has ended).
+func (m Move) keeps(r rangeRule, s Strategy, ts bigtable.Timestamp, now time.Time, life Lifetime) error {
+	e, ok := r.expiry(ts)
+	if s != nil && r.kind != byTime {
+		if _, timed := s.timed(); timed {
+			if want, wok := s.ExpiresAt(ts); wok != ok || !want.Equal(e) {
+				return fmt.Errorf("%w: %v under %v: the old cells' rule (Old: %v) would not keep its expiry", ErrLifetime, life, m, m.Old)
+			}
+		}
+	}
+	if ok && !e.After(now) {
 		return fmt.Errorf("%w: %v under %v: the old cells' rule (Old: %v) ended at %v, not after now (%v)",
 			ErrExpired, life, m, m.Old, e.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 	}

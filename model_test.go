@@ -74,9 +74,10 @@ func envInt(t testing.TB, name string, def int64) int64 {
 	return n
 }
 
-// TestModel runs random operations on each variant of table and checks
-// every outcome against the model.
-func TestModel(t *testing.T) {
+// modelSettings returns the number of operations per variant and the seed
+// of a model test: CELLTTL_MODEL_OPS (default 1000, 250 with -short) and
+// CELLTTL_MODEL_SEED (default: the time), and logs them.
+func modelSettings(t *testing.T) (int, uint64) {
 	n := 1000
 	if testing.Short() {
 		n = 250
@@ -84,6 +85,13 @@ func TestModel(t *testing.T) {
 	n = int(envInt(t, "CELLTTL_MODEL_OPS", int64(n)))
 	seed := uint64(envInt(t, "CELLTTL_MODEL_SEED", time.Now().UnixNano()))
 	t.Logf("CELLTTL_MODEL_SEED=%d CELLTTL_MODEL_OPS=%d", seed, n)
+	return n, seed
+}
+
+// TestModel runs random operations on each variant of table and checks
+// every outcome against the model.
+func TestModel(t *testing.T) {
+	n, seed := modelSettings(t)
 	for i := range modelVariants {
 		v := &modelVariants[i]
 		t.Run(v.name, func(t *testing.T) {

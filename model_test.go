@@ -78,6 +78,7 @@ func envInt(t testing.TB, name string, def int64) int64 {
 // of a model test: CELLTTL_MODEL_OPS (default 1000, 250 with -short) and
 // CELLTTL_MODEL_SEED (default: the time), and logs them.
 func modelSettings(t *testing.T) (int, uint64) {
+	t.Helper()
 	n := 1000
 	if testing.Short() {
 		n = 250

@@ -202,7 +202,8 @@ func (s *moveSpec) defaultLife(started bool) (lifeSpec, bool) {
 // timestamp is the write rule: before Start (by the writer's clock) the
 // old encoding first, the new one when the old cannot hold the cell on its
 // side; from Start on the reverse; in a move from DefaultExpiration only
-// the old encoding before Start. An encoding holds a cell when it stamps
+// the old encoding before Start, and in a move to SequenceNumbers only the
+// new one from Start on (a real timestamp would outrank every version). An encoding holds a cell when it stamps
 // it on its own side and that side's rule gives the cell the expiry its
 // lifetime asks for, and a cell is never born expired. Refused by both,
 // the write gets the error of the encoding tried first.
@@ -214,6 +215,9 @@ func (s *moveSpec) timestamp(l lifeSpec, now time.Time) (int64, error) {
 		}
 	}
 	order := []bool{false, true} // old encoding?
+	if started && s.to == ruleSequence {
+		order = order[:1]
+	}
 	if !started {
 		order = []bool{true, false}
 		if s.from == ruleDefault {

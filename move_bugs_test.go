@@ -107,11 +107,10 @@ func TestMoveOldRuleKeepsTheExpiry(t *testing.T) {
 // GC. Their real timestamps outrank every sequence number, so FinishMove's
 // MaxVersions(n) lets GC delete live versions below them, and a Table
 // configured with SequenceNumbers(n) alone returns the expired old cells
-// as the newest versions. Not fixed: FinishMove would have to delete the
-// expired old cells (or refuse while any is stored), a change to the move
-// tools and to DESIGN.md's finish step.
+// as the newest versions. Fixed: FinishMove deletes the old cells still
+// stored before it sets a version limit, and after the start a move to
+// sequence numbers writes versions only.
 func TestMoveFinishToSequenceNumbersLosesVersions(t *testing.T) {
-	t.Skip("known bug: FinishMove to SequenceNumbers keeps expired real-time cells that outrank every version")
 	ctx := context.Background()
 	x := newMoveTable(t, nil)
 	m := ttl.Move{To: ttl.SequenceNumbers(1), Start: start, Old: ttl.For(time.Minute), Skew: time.Second}
@@ -136,11 +135,9 @@ func TestMoveFinishToSequenceNumbersLosesVersions(t *testing.T) {
 // An old cell hidden o after its write is, under DefaultExpiration(d)
 // alone, live until d after it: once the processes are configured with To
 // alone, as DESIGN.md says they can be, expired old cells come back until
-// GC removes them. Not fixed: the move can only end once the old cells are
-// hidden by To's rule too (or deleted), a change to EndsBy, PlanMove and
-// FinishMove.
+// GC removes them. Fixed: FinishMove deletes the expired old cells that To
+// alone would read as live.
 func TestMoveFinishToDefaultExpirationResurfaces(t *testing.T) {
-	t.Skip("known bug: after FinishMove, To alone reads old cells whose Old rule has ended")
 	ctx := context.Background()
 	x := newMoveTable(t, nil)
 	m := ttl.Move{To: ttl.DefaultExpiration(time.Hour), Start: start, Old: ttl.For(time.Minute)}

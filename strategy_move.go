@@ -244,6 +244,11 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 		s    Strategy // nil: the old cells of a family without a strategy
 	}
 	order := []encoding{{new, m.To}, {old, m.From}}
+	if _, toVersions := m.To.Versions(); toVersions && m.Started(now) {
+		// Real timestamps written after the start would outrank every
+		// sequence number: from then on, only versions.
+		order = order[:1]
+	}
 	if !m.Started(now) {
 		order[0], order[1] = order[1], order[0]
 		if _, ok := m.From.(defaultExpiration); ok {

@@ -10,14 +10,15 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // TestAuditTable audits a table with a family of each kind and checks every
 // count, the buckets the cells fall in, and the bytes, values stripped.
 func TestAuditTable(t *testing.T) {
 	ctx := context.Background()
-	e := newEmulator(t)
-	raw := e.table(t, "t", map[string]bigtable.GCPolicy{
+	e := emulator.StartForTest(t)
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{
 		"sess":   bigtable.MaxAgePolicy(time.Second),
 		"clicks": nil, // no GC: its expired cells are never collected
 		"rev":    nil,
@@ -42,7 +43,7 @@ func TestAuditTable(t *testing.T) {
 	put("c", "meta", "m", ms(base))
 
 	families := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(2)}
-	audit, err := ttl.AuditTable(ctx, e.admin, "t", raw, families, ttl.AuditOptions{Now: func() time.Time { return base }})
+	audit, err := ttl.AuditTable(ctx, e.Admin, "t", raw, families, ttl.AuditOptions{Now: func() time.Time { return base }})
 	if err != nil {
 		t.Fatal(err)
 	}

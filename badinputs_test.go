@@ -2,6 +2,7 @@ package ttl_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -17,10 +18,11 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // README.md's table of refused inputs is generated from the tests: the
-// invalid changes of badMutations (table_test.go) and the calls of
+// invalid changes of badMutations (badmutations_test.go) and the calls of
 // badCalls below. Each is run on a table of its own; the table lists the
 // Go source of the input as written in the test, the sentinel error the
 // call returned, and what the emulator table holds afterwards. A README
@@ -34,8 +36,10 @@ const (
 // badFixture is what a bad call works on: tbl is a Table on api, a
 // recorder on a fresh emulator table with the families sess
 // (OneSecond), clicks (DefaultExpiration(48h)), rev (SequenceNumbers(3))
-// and meta (no strategy), reading a fake clock at base.
+// and meta (no strategy), reading a fake clock at base; ctx is the calls'
+// context.
 type badFixture struct {
+	ctx      context.Context
 	api      bigtable.TableAPI
 	tbl      *ttl.Table
 	families map[string]ttl.Strategy
@@ -82,58 +86,60 @@ var badCalls = []badCall{
 	}, ttl.ErrInvalidOption},
 	{"bad other family name", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, ttl.OtherFamilies("-meta"))) }, ttl.ErrInvalidOption},
 
-	{"nil mutation", nil, func(x *badFixture) error { return x.tbl.Apply(ctx, "r", nil) }, ttl.ErrInvalidMutation},
-	{"empty mutation", nil, func(x *badFixture) error { return x.tbl.Apply(ctx, "r", ttl.NewMutation()) }, ttl.ErrInvalidMutation},
+	{"nil mutation", nil, func(x *badFixture) error { return x.tbl.Apply(x.ctx, "r", nil) }, ttl.ErrInvalidMutation},
+	{"empty mutation", nil, func(x *badFixture) error { return x.tbl.Apply(x.ctx, "r", ttl.NewMutation()) }, ttl.ErrInvalidMutation},
 	{"conditional without changes", nil, func(x *badFixture) error {
-		return x.tbl.Apply(ctx, "r", ttl.NewCondMutation(nil, nil, ttl.NewMutation()))
+		return x.tbl.Apply(x.ctx, "r", ttl.NewCondMutation(nil, nil, ttl.NewMutation()))
 	}, ttl.ErrInvalidMutation},
 	{"nested conditional", nil, func(x *badFixture) error {
-		return x.tbl.Apply(ctx, "r", ttl.NewCondMutation(nil, ttl.NewCondMutation(nil, x.good, nil), nil))
+		return x.tbl.Apply(x.ctx, "r", ttl.NewCondMutation(nil, ttl.NewCondMutation(nil, x.good, nil), nil))
 	}, ttl.ErrInvalidMutation},
 	{"bad change in a branch", nil, func(x *badFixture) error {
-		return x.tbl.Apply(ctx, "r", ttl.NewCondMutation(nil, x.good, set("sess", "c", "v", ttl.For(-time.Hour))))
+		return x.tbl.Apply(x.ctx, "r", ttl.NewCondMutation(nil, x.good, set("sess", "c", "v", ttl.For(-time.Hour))))
 	}, ttl.ErrExpired},
 	{"conditional in bulk", nil, func(x *badFixture) error {
-		return firstErr(x.tbl.ApplyBulk(ctx, []string{"r"}, []*ttl.Mutation{ttl.NewCondMutation(nil, x.good, nil)}))
+		return firstErr(x.tbl.ApplyBulk(x.ctx, []string{"r"}, []*ttl.Mutation{ttl.NewCondMutation(nil, x.good, nil)}))
 	}, ttl.ErrInvalidMutation},
 	{"bad row in bulk", nil, func(x *badFixture) error {
-		return firstErr(x.tbl.ApplyBulk(ctx, []string{"a", "b", "c"}, []*ttl.Mutation{x.good, set("rev", "c", "v", ttl.Version(-1)), x.good}))
+		return firstErr(x.tbl.ApplyBulk(x.ctx, []string{"a", "b", "c"}, []*ttl.Mutation{x.good, set("rev", "c", "v", ttl.Version(-1)), x.good}))
 	}, ttl.ErrOutOfRange},
 	{"rows and mutations differ", nil, func(x *badFixture) error {
-		return firstErr(x.tbl.ApplyBulk(ctx, []string{"a", "b"}, []*ttl.Mutation{x.good}))
+		return firstErr(x.tbl.ApplyBulk(x.ctx, []string{"a", "b"}, []*ttl.Mutation{x.good}))
 	}, ttl.ErrInvalidMutation},
 
 	{"bigtable.RowFilter", nil, func(x *badFixture) error {
-		return errOf(x.tbl.ReadRow(ctx, "r", bigtable.RowFilter(bigtable.PassAllFilter())))
+		return errOf(x.tbl.ReadRow(x.ctx, "r", bigtable.RowFilter(bigtable.PassAllFilter())))
 	}, ttl.ErrInvalidOption},
 	{"two RowFilters", nil, func(x *badFixture) error {
-		return errOf(x.tbl.ReadRow(ctx, "r", ttl.RowFilter(bigtable.LatestNFilter(1)), ttl.RowFilter(bigtable.LatestNFilter(2))))
+		return errOf(x.tbl.ReadRow(x.ctx, "r", ttl.RowFilter(bigtable.LatestNFilter(1)), ttl.RowFilter(bigtable.LatestNFilter(2))))
 	}, ttl.ErrInvalidOption},
-	{"RowFilter(nil)", nil, func(x *badFixture) error { return errOf(x.tbl.ReadRow(ctx, "r", ttl.RowFilter(nil))) }, ttl.ErrInvalidOption},
-	{"nil read option", nil, func(x *badFixture) error { return errOf(x.tbl.ReadRow(ctx, "r", nil)) }, ttl.ErrInvalidOption},
+	{"RowFilter(nil)", nil, func(x *badFixture) error { return errOf(x.tbl.ReadRow(x.ctx, "r", ttl.RowFilter(nil))) }, ttl.ErrInvalidOption},
+	{"nil read option", nil, func(x *badFixture) error { return errOf(x.tbl.ReadRow(x.ctx, "r", nil)) }, ttl.ErrInvalidOption},
 	{"write times not recorded", nil, func(x *badFixture) error {
-		return x.tbl.ReadRows(ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { return true }, ttl.WithWriteTimes())
+		return x.tbl.ReadRows(x.ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { return true }, ttl.WithWriteTimes())
 	}, ttl.ErrInvalidOption},
 
-	{"read-modify-write under OneSecond", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", increment("sess", "n"))) }, ttl.ErrServerTimestamp},
-	{"read-modify-write under SequenceNumbers", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", increment("rev", "n"))) }, ttl.ErrServerTimestamp},
+	{"read-modify-write under OneSecond", nil, func(x *badFixture) error {
+		return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", increment("sess", "n")))
+	}, ttl.ErrServerTimestamp},
+	{"read-modify-write under SequenceNumbers", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", increment("rev", "n"))) }, ttl.ErrServerTimestamp},
 	{"read-modify-write in an undeclared family", []ttl.Option{ttl.OtherFamilies()}, func(x *badFixture) error {
-		return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", increment("meta", "n")))
+		return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", increment("meta", "n")))
 	}, ttl.ErrUnknownFamily},
 	{"read-modify-write of a reserved column", []ttl.Option{ttl.RecordWriteTime()}, func(x *badFixture) error {
-		return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", increment("clicks", "\xff\xffn")))
+		return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", increment("clicks", "\xff\xffn")))
 	}, ttl.ErrReservedColumn},
 	{"empty read-modify-write", nil, func(x *badFixture) error {
-		return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", ttl.NewReadModifyWrite()))
+		return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", ttl.NewReadModifyWrite()))
 	}, ttl.ErrInvalidMutation},
-	{"nil read-modify-write", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(ctx, "r", nil)) }, ttl.ErrInvalidMutation},
+	{"nil read-modify-write", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", nil)) }, ttl.ErrInvalidMutation},
 
 	{"clock before 1970", []ttl.Option{ttl.WithClock(func() time.Time { return time.Unix(-1, 0) })}, func(x *badFixture) error {
-		return x.tbl.Apply(ctx, "r", set("meta", "c", "v", ttl.Default))
+		return x.tbl.Apply(x.ctx, "r", set("meta", "c", "v", ttl.Default))
 	}, ttl.ErrOutOfRange},
 	{"nil context", nil, func(x *badFixture) error { return x.tbl.Apply(nil, "r", x.good) }, ttl.ErrNilArgument}, //lint:ignore SA1012 a nil context is the input under test
-	{"nil row set", nil, func(x *badFixture) error { return x.tbl.ReadRows(ctx, nil, func(bigtable.Row) bool { return true }) }, ttl.ErrNilArgument},
-	{"nil callback", nil, func(x *badFixture) error { return x.tbl.ReadRows(ctx, bigtable.InfiniteRange(""), nil) }, ttl.ErrNilArgument},
+	{"nil row set", nil, func(x *badFixture) error { return x.tbl.ReadRows(x.ctx, nil, func(bigtable.Row) bool { return true }) }, ttl.ErrNilArgument},
+	{"nil callback", nil, func(x *badFixture) error { return x.tbl.ReadRows(x.ctx, bigtable.InfiniteRange(""), nil) }, ttl.ErrNilArgument},
 }
 
 // errOf returns the error of a call's results.
@@ -187,11 +193,12 @@ type outcome struct {
 }
 
 // badTable makes the fixture's table on a fresh emulator table of e.
-func badTable(t *testing.T, e *emulator, name string, opts []ttl.Option) (*badFixture, *recorder, *bigtable.Table) {
+func badTable(t *testing.T, e *emulator.Emulator, name string, opts []ttl.Option) (*badFixture, *recorder, *bigtable.Table) {
 	t.Helper()
-	raw := e.table(t, name, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil})
+	raw := e.TableForTest(t, name, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil})
 	rec := &recorder{TableAPI: raw}
 	x := &badFixture{
+		ctx:      context.Background(),
 		api:      rec,
 		families: map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3)},
 		good:     set("sess", "c", "v", ttl.For(time.Hour)),
@@ -207,6 +214,7 @@ func badTable(t *testing.T, e *emulator, name string, opts []ttl.Option) (*badFi
 // leftBehind describes what a bad input left in the table, and what it sent.
 func leftBehind(t *testing.T, rec *recorder, raw *bigtable.Table) string {
 	t.Helper()
+	ctx := context.Background()
 	var rows []string
 	if err := raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
 		rows = append(rows, r.Key())
@@ -227,12 +235,13 @@ func leftBehind(t *testing.T, rec *recorder, raw *bigtable.Table) string {
 // sentinel and writes nothing (in bulk: nothing of the bad row), and
 // checks README.md's table of them.
 func TestBadInputs(t *testing.T) {
-	mutSrc := sourceOf(t, "table_test.go", "badMutations")
+	ctx := context.Background()
+	mutSrc := sourceOf(t, "badmutations_test.go", "badMutations")
 	callSrc := sourceOf(t, "badinputs_test.go", "badCalls")
 	if len(mutSrc) != len(badMutations) || len(callSrc) != len(badCalls) {
 		t.Fatalf("parsed %d badMutations and %d badCalls, want %d and %d", len(mutSrc), len(callSrc), len(badMutations), len(badCalls))
 	}
-	e := newEmulator(t)
+	e := emulator.StartForTest(t)
 	var out []outcome
 	for i, tt := range badMutations {
 		t.Run(tt.name, func(t *testing.T) {
@@ -300,7 +309,7 @@ func TestBadInputs(t *testing.T) {
 func renderBadInputs(out []outcome) string {
 	var b strings.Builder
 	b.WriteString(readmeBegin + "\n")
-	b.WriteString("<!-- Generated by TestBadInputs (badinputs_test.go) from badMutations in table_test.go and badCalls in badinputs_test.go. Do not edit: run UPDATE_README=1 go test -run TestBadInputs . -->\n\n")
+	b.WriteString("<!-- Generated by TestBadInputs (badinputs_test.go) from badMutations in badmutations_test.go and badCalls in badinputs_test.go. Do not edit: run UPDATE_README=1 go test -run TestBadInputs . -->\n\n")
 	b.WriteString("Every input below is refused with the sentinel error shown (test for it with `errors.Is`; the message names the family, column or value at fault) and writes nothing: a mutation with any bad change is refused whole before anything is sent, and in `ApplyBulk` only the bad row is refused. The tests run each input on a table with the families `sess` (`OneSecond()`), `clicks` (`DefaultExpiration(48h)`), `rev` (`SequenceNumbers(3)`) and `meta` (no strategy) at a fixed clock reading `base`; `m` already holds a valid `Set`, `good` is a valid mutation, `set(family, column, value, life)` a mutation of one `Set`, `increment(family, column)` a read-modify-write of one `Increment`, `families` the table's strategies and `api` the `bigtable.TableAPI` it wraps. The row \"strategy from outside the package\" is refused by the compiler: `Strategy` is sealed, and `foreign{}`, a type outside the package with every exported method of `Strategy`, does not implement it.\n\n")
 	b.WriteString("| case | input | error | written |\n|---|---|---|---|\n")
 	for _, o := range out {

@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // The benchmarks compare the library with what a careful engineer writes by
@@ -101,7 +102,7 @@ type side struct {
 func newSide(b *testing.B, impl string) *side {
 	b.Helper()
 	s := &side{impl: impl, clock: newClock(base)}
-	s.raw = newEmulator(b).table(b, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil})
+	s.raw = emulator.StartForTest(b).TableForTest(b, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil})
 	if impl == "raw" {
 		return s
 	}
@@ -164,6 +165,7 @@ func forImpls(b *testing.B, impls []string, bench func(b *testing.B, s *side)) {
 // hand, at the side's clock.
 func (s *side) write(b *testing.B, row string, life time.Duration) {
 	b.Helper()
+	ctx := context.Background()
 	var err error
 	if s.tbl == nil {
 		err = s.raw.Apply(ctx, row, handMutation(s.clock.Now(), life))
@@ -177,6 +179,7 @@ func (s *side) write(b *testing.B, row string, life time.Duration) {
 
 // readRow reads row as the side reads it.
 func (s *side) readRow(b *testing.B, row string) bigtable.Row {
+	ctx := context.Background()
 	var r bigtable.Row
 	var err error
 	if s.tbl == nil {
@@ -193,6 +196,7 @@ func (s *side) readRow(b *testing.B, row string) bigtable.Row {
 // scan reads every row as the side reads it and returns the number of rows
 // and of cells.
 func (s *side) scan(b *testing.B) (rows, cells int) {
+	ctx := context.Background()
 	f := func(r bigtable.Row) bool {
 		rows++
 		for _, items := range r {
@@ -233,6 +237,7 @@ func BenchmarkApply(b *testing.B) {
 // BenchmarkApplyBulk writes a 5-cell mutation to each of 500 rows in one
 // call.
 func BenchmarkApplyBulk(b *testing.B) {
+	ctx := context.Background()
 	forImpls(b, writeImpls, func(b *testing.B, s *side) {
 		b.ReportAllocs()
 		defer reportCPU(b)()
@@ -295,6 +300,7 @@ func BenchmarkReadRows(b *testing.B) {
 // written two minutes ago to live for one, so expired now, and c4 live.
 func seedExpired(b *testing.B, s *side) {
 	b.Helper()
+	ctx := context.Background()
 	now := s.clock.Now()
 	muts := func(life time.Duration, cols []string) ([]*bigtable.Mutation, []*ttl.Mutation) {
 		hand := bigtable.NewMutation()
@@ -337,6 +343,7 @@ func seedExpired(b *testing.B, s *side) {
 // BenchmarkCondApply applies a conditional mutation whose predicate, a
 // live lock cell, matches: the true branch refreshes a heartbeat cell.
 func BenchmarkCondApply(b *testing.B) {
+	ctx := context.Background()
 	lock := bigtable.ColumnRangeFilter(benchManaged, "lock", "lock\x00")
 	forImpls(b, condImpls, func(b *testing.B, s *side) {
 		seed := bigtable.NewMutation()
@@ -446,6 +453,7 @@ func (nopTable) ReadRow(context.Context, string, ...bigtable.ReadOption) (bigtab
 // client-side cost of the recipe over building the mutation by hand. It is
 // not one of the pairs with a target; it says where the difference lies.
 func BenchmarkClientApply(b *testing.B) {
+	ctx := context.Background()
 	clock := newClock(base)
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = nopTable{}
@@ -472,6 +480,7 @@ func BenchmarkClientApply(b *testing.B) {
 // BenchmarkClientReadRow is BenchmarkReadRow without a server: the
 // client-side cost of the library's read options and filter.
 func BenchmarkClientReadRow(b *testing.B) {
+	ctx := context.Background()
 	clock := newClock(base)
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = nopTable{}

@@ -32,6 +32,7 @@ func (f *failFirst) ApplyBulk(_ context.Context, rows []string, _ []*bigtable.Mu
 // groups of at most 100,000 changes, and that a group that fails fails
 // only its own rows.
 func TestApplyBulkGroups(t *testing.T) {
+	ctx := context.Background()
 	api := &failFirst{}
 	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
 	require.NoError(t, err)

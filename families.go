@@ -29,16 +29,22 @@ type FamilyStatus struct {
 	Found bigtable.GCPolicy
 	// Want is the strategy's GCPolicy.
 	Want bigtable.GCPolicy
+	// Finished is, for a family in a Move, the policy of the strategy it
+	// moves to, which the family has once the move is finished (see
+	// FinishMove): it matches too. nil for any other strategy.
+	Finished bigtable.GCPolicy
 }
 
 // Exists reports whether the family exists.
 func (s FamilyStatus) Exists() bool { return s.Found != nil }
 
 // Matches reports whether the family exists with exactly the policy its
-// strategy needs. Any other policy, stricter or looser, is a mismatch; so
-// is a status without a Want.
+// strategy needs (or, in a Move, the policy it has once finished). Any
+// other policy, stricter or looser, is a mismatch; so is a status without
+// a Want.
 func (s FamilyStatus) Matches() bool {
-	return s.Found != nil && s.Want != nil && s.Found.String() == s.Want.String()
+	return s.Found != nil && s.Want != nil &&
+		(s.Found.String() == s.Want.String() || s.Finished != nil && s.Found.String() == s.Finished.String())
 }
 
 // Policies returns the policy found and the policy wanted, spelled as cbt
@@ -57,6 +63,9 @@ func (s FamilyStatus) String() string {
 	switch {
 	case !s.Exists():
 		return fmt.Sprintf("%s: missing, want %s", head, describePolicy(s.Want))
+	case !s.Matches() && s.Finished != nil:
+		return fmt.Sprintf("%s: found %s, want %s (or %s once the move is finished)", head,
+			describePolicy(s.Found), describePolicy(s.Want), describePolicy(s.Finished))
 	case !s.Matches():
 		return fmt.Sprintf("%s: found %s, want %s", head, describePolicy(s.Found), describePolicy(s.Want))
 	}
@@ -149,6 +158,9 @@ func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string
 	for i, name := range names {
 		s := managed[name]
 		statuses[i] = FamilyStatus{Family: name, Strategy: s, Found: found[name], Want: s.GCPolicy()}
+		if m, ok := s.(Move); ok {
+			statuses[i].Finished = m.To.GCPolicy()
+		}
 	}
 	return statuses, exists, nil
 }

@@ -13,14 +13,12 @@ import (
 
 	"cloud.google.com/go/bigtable"
 	"cloud.google.com/go/bigtable/admin/apiv2/adminpb"
-	"cloud.google.com/go/bigtable/bttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/api/option"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // The emulator ignores intersection GC rules (it keeps the cells and logs
@@ -38,6 +36,7 @@ type stored struct {
 // put writes cells to family f of raw.
 func put(t testing.TB, raw *bigtable.Table, family string, cells ...stored) {
 	t.Helper()
+	ctx := context.Background()
 	for _, c := range cells {
 		m := bigtable.NewMutation()
 		m.Set(family, c.column, c.ts, []byte("v"))
@@ -57,6 +56,7 @@ func versions(row, column string, from, to int64) []stored {
 // count returns the number of cells stored in raw.
 func count(t testing.TB, raw *bigtable.Table) int {
 	t.Helper()
+	ctx := context.Background()
 	n := 0
 	require.NoError(t, raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
 		for _, items := range r {
@@ -70,6 +70,7 @@ func count(t testing.TB, raw *bigtable.Table) int {
 // policies returns each family's policy as the plan prints it.
 func policies(t testing.TB, admin *bigtable.AdminClient, table string) map[string]string {
 	t.Helper()
+	ctx := context.Background()
 	info, err := admin.TableInfo(ctx, table)
 	require.NoError(t, err)
 	out := map[string]string{}
@@ -82,8 +83,9 @@ func policies(t testing.TB, admin *bigtable.AdminClient, table string) map[strin
 // TestCheckFamilies checks that every mismatch is reported, stricter
 // policies and unions included, with the policy found and the one wanted.
 func TestCheckFamilies(t *testing.T) {
-	e := newEmulator(t)
-	e.table(t, "t", map[string]bigtable.GCPolicy{
+	ctx := context.Background()
+	e := emulator.StartForTest(t)
+	e.TableForTest(t, "t", map[string]bigtable.GCPolicy{
 		"clicks": bigtable.MaxAgePolicy(48 * time.Hour),
 		"short":  bigtable.MaxAgePolicy(24 * time.Hour),
 		"sess":   nil,
@@ -99,7 +101,7 @@ func TestCheckFamilies(t *testing.T) {
 		"sess":   ttl.OneSecond(),
 		"short":  ttl.DefaultExpiration(48 * time.Hour),
 	}
-	statuses, err := ttl.CheckFamilies(ctx, e.admin, "t", families)
+	statuses, err := ttl.CheckFamilies(ctx, e.Admin, "t", families)
 	require.ErrorIs(t, err, ttl.ErrFamilyMismatch)
 	want := []string{
 		`family "both" (OneSecond()): found maxage=1s or maxversions=1, want maxage=1s`,
@@ -121,11 +123,11 @@ func TestCheckFamilies(t *testing.T) {
 	assert.Nil(t, statuses[2].Found)
 	assert.Equal(t, "", statuses[4].Found.String(), "no GC is bigtable.NoGcPolicy()")
 
-	statuses, err = ttl.CheckFamilies(ctx, e.admin, "t", map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(48 * time.Hour)})
+	statuses, err = ttl.CheckFamilies(ctx, e.Admin, "t", map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(48 * time.Hour)})
 	assert.NoError(t, err)
 	assert.Len(t, statuses, 1)
 
-	statuses, err = ttl.CheckFamilies(ctx, e.admin, "nope", map[string]ttl.Strategy{"f": ttl.OneSecond()})
+	statuses, err = ttl.CheckFamilies(ctx, e.Admin, "nope", map[string]ttl.Strategy{"f": ttl.OneSecond()})
 	require.ErrorIs(t, err, ttl.ErrFamilyMismatch)
 	assert.Equal(t, `ttl: column family does not match its strategy: table "nope": the table does not exist; family "f" (OneSecond()): missing, want maxage=1s`, err.Error())
 	assert.False(t, statuses[0].Exists())
@@ -150,8 +152,9 @@ FAMILY  STRATEGY  FOUND  WANT  ACTION  ROWS LOST
 // TestFamiliesRefuseBadArguments checks that both calls refuse what
 // NewTable refuses, and a default they cannot check.
 func TestFamiliesRefuseBadArguments(t *testing.T) {
-	e := newEmulator(t)
-	raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	ctx := context.Background()
+	e := emulator.StartForTest(t)
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	one := map[string]ttl.Strategy{"f": ttl.OneSecond()}
 	var noCtx context.Context
 	for _, tt := range []struct {
@@ -163,13 +166,13 @@ func TestFamiliesRefuseBadArguments(t *testing.T) {
 		want     error
 		msg      string
 	}{
-		{"nil context", noCtx, e.admin, raw, one, ttl.ErrNilArgument, "nil context"},
+		{"nil context", noCtx, e.Admin, raw, one, ttl.ErrNilArgument, "nil context"},
 		{"nil admin", ctx, nil, raw, one, ttl.ErrNilArgument, "admin client"},
-		{"no families", ctx, e.admin, raw, nil, ttl.ErrInvalidStrategy, "no family"},
-		{"bad family name", ctx, e.admin, raw, map[string]ttl.Strategy{"a:b": ttl.OneSecond()}, ttl.ErrInvalidStrategy, `"a:b"`},
-		{"nil strategy", ctx, e.admin, raw, map[string]ttl.Strategy{"f": nil}, ttl.ErrInvalidStrategy, `family "f"`},
-		{"invalid strategy", ctx, e.admin, raw, map[string]ttl.Strategy{"f": ttl.SequenceNumbers(0)}, ttl.ErrInvalidStrategy, "SequenceNumbers(0)"},
-		{"fraction of a second", ctx, e.admin, raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(1500 * time.Millisecond)}, ttl.ErrInvalidStrategy,
+		{"no families", ctx, e.Admin, raw, nil, ttl.ErrInvalidStrategy, "no family"},
+		{"bad family name", ctx, e.Admin, raw, map[string]ttl.Strategy{"a:b": ttl.OneSecond()}, ttl.ErrInvalidStrategy, `"a:b"`},
+		{"nil strategy", ctx, e.Admin, raw, map[string]ttl.Strategy{"f": nil}, ttl.ErrInvalidStrategy, `family "f"`},
+		{"invalid strategy", ctx, e.Admin, raw, map[string]ttl.Strategy{"f": ttl.SequenceNumbers(0)}, ttl.ErrInvalidStrategy, "SequenceNumbers(0)"},
+		{"fraction of a second", ctx, e.Admin, raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(1500 * time.Millisecond)}, ttl.ErrInvalidStrategy,
 			`DefaultExpiration(1.5s) (family "f"): the Bigtable client reports GC ages in whole seconds`},
 	} {
 		_, err := ttl.CheckFamilies(tt.ctx, tt.admin, "t", tt.families)
@@ -183,10 +186,10 @@ func TestFamiliesRefuseBadArguments(t *testing.T) {
 		}
 	}
 	for _, data := range []bigtable.TableAPI{nil, (*bigtable.Table)(nil)} {
-		_, err := ttl.EnsureFamilies(ctx, e.admin, "t", data, one, ttl.EnsureOptions{})
+		_, err := ttl.EnsureFamilies(ctx, e.Admin, "t", data, one, ttl.EnsureOptions{})
 		assert.ErrorIs(t, err, ttl.ErrNilArgument)
 	}
-	assert.Equal(t, map[string]string{"f": ""}, policies(t, e.admin, "t"), "nothing changed")
+	assert.Equal(t, map[string]string{"f": ""}, policies(t, e.Admin, "t"), "nothing changed")
 }
 
 // TestEnsureFamiliesChange runs one change per row against a family
@@ -194,6 +197,7 @@ func TestFamiliesRefuseBadArguments(t *testing.T) {
 // refuse exactly the changes that delete or hide cells and change nothing
 // then, and again with it.
 func TestEnsureFamiliesChange(t *testing.T) {
+	ctx := context.Background()
 	h := time.Hour
 	at := func(d time.Duration) bigtable.Timestamp { return ms(base.Add(d)) }
 	for _, tt := range []struct {
@@ -328,15 +332,15 @@ func TestEnsureFamiliesChange(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEmulator(t)
-			raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": tt.found, "other": nil})
+			e := emulator.StartForTest(t)
+			raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": tt.found, "other": nil})
 			put(t, raw, "f", tt.cells...)
 			put(t, raw, "other", stored{"r0", "x", at(-1000 * h)}) // never scanned, never counted
-			before := policies(t, e.admin, "t")
+			before := policies(t, e.Admin, "t")
 			fams := map[string]ttl.Strategy{"f": tt.strategy}
 			opts := ttl.EnsureOptions{Now: func() time.Time { return base }}
 
-			plan, err := ttl.EnsureFamilies(ctx, e.admin, "t", raw, fams, opts)
+			plan, err := ttl.EnsureFamilies(ctx, e.Admin, "t", raw, fams, opts)
 			require.NotNil(t, plan)
 			require.Len(t, plan.Families, 1)
 			f := plan.Families[0]
@@ -373,11 +377,11 @@ func TestEnsureFamiliesChange(t *testing.T) {
 				assert.Contains(t, err.Error(), `family "f" (`+fmt.Sprint(tt.strategy)+`)`)
 				assert.True(t, f.Refused)
 				assert.False(t, f.Done)
-				assert.Equal(t, before, policies(t, e.admin, "t"), "policy changed by a refused change")
+				assert.Equal(t, before, policies(t, e.Admin, "t"), "policy changed by a refused change")
 				assert.Equal(t, len(tt.cells)+1, count(t, raw), "cells lost by a refused change")
 
 				opts.AllowDataLoss = true
-				plan, err = ttl.EnsureFamilies(ctx, e.admin, "t", raw, fams, opts)
+				plan, err = ttl.EnsureFamilies(ctx, e.Admin, "t", raw, fams, opts)
 				require.NotNil(t, plan)
 				f = plan.Families[0]
 				assert.Equal(t, tt.lost, f.Rows, "rows lost, allowed")
@@ -385,9 +389,9 @@ func TestEnsureFamiliesChange(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.True(t, f.Done)
-			_, err = ttl.CheckFamilies(ctx, e.admin, "t", fams)
+			_, err = ttl.CheckFamilies(ctx, e.Admin, "t", fams)
 			assert.NoError(t, err)
-			assert.Equal(t, before["other"], policies(t, e.admin, "t")["other"])
+			assert.Equal(t, before["other"], policies(t, e.Admin, "t")["other"])
 		})
 	}
 }
@@ -398,6 +402,7 @@ func TestEnsureFamiliesChange(t *testing.T) {
 // with. The cells are written through a Table under DefaultExpiration(48h):
 // r1 to live 72h, r2 with the default an hour ago, r3 forever.
 func TestEnsureFamiliesShortensLifetimes(t *testing.T) {
+	ctx := context.Background()
 	h := time.Hour
 	for _, tt := range []struct {
 		to     ttl.Strategy
@@ -414,8 +419,8 @@ func TestEnsureFamiliesShortensLifetimes(t *testing.T) {
 		{ttl.DefaultExpiration(96 * h), 0, nil},
 	} {
 		t.Run(fmt.Sprint(tt.to), func(t *testing.T) {
-			e := newEmulator(t)
-			raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": bigtable.MaxAgePolicy(48 * h)})
+			e := emulator.StartForTest(t)
+			raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": bigtable.MaxAgePolicy(48 * h)})
 			clock := newClock(base.Add(-h))
 			before, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * h)}, ttl.WithClock(clock.Now))
 			require.NoError(t, err)
@@ -424,7 +429,7 @@ func TestEnsureFamiliesShortensLifetimes(t *testing.T) {
 			require.NoError(t, before.Apply(ctx, "r1", set("f", "hold", "keep 72h", ttl.For(72*h))))
 			require.NoError(t, before.Apply(ctx, "r3", set("f", "keep", "forever", ttl.Forever)))
 
-			plan, err := ttl.EnsureFamilies(ctx, e.admin, "t", raw, map[string]ttl.Strategy{"f": tt.to}, ttl.EnsureOptions{Now: clock.Now, DryRun: true})
+			plan, err := ttl.EnsureFamilies(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": tt.to}, ttl.EnsureOptions{Now: clock.Now, DryRun: true})
 			f := plan.Families[0]
 			var reasons []string
 			for _, l := range f.Losses {
@@ -450,8 +455,9 @@ func TestEnsureFamiliesShortensLifetimes(t *testing.T) {
 // TestEnsureFamiliesDryRun checks that a dry run returns the plan and the
 // error the real run would, and changes nothing.
 func TestEnsureFamiliesDryRun(t *testing.T) {
-	e := newEmulator(t)
-	raw := e.table(t, "t", map[string]bigtable.GCPolicy{
+	ctx := context.Background()
+	e := emulator.StartForTest(t)
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{
 		"clicks": nil,
 		"hits":   bigtable.MaxAgePolicy(24 * time.Hour),
 		"rev":    bigtable.MaxVersionsPolicy(3),
@@ -465,10 +471,10 @@ func TestEnsureFamiliesDryRun(t *testing.T) {
 		"rev":    ttl.SequenceNumbers(3),
 		"sess":   ttl.OneSecond(),
 	}
-	before := policies(t, e.admin, "t")
+	before := policies(t, e.Admin, "t")
 	opts := ttl.EnsureOptions{DryRun: true, Now: func() time.Time { return base }}
 
-	plan, err := ttl.EnsureFamilies(ctx, e.admin, "t", tablets{raw, nil}, fams, opts)
+	plan, err := ttl.EnsureFamilies(ctx, e.Admin, "t", tablets{raw, nil}, fams, opts)
 	require.ErrorIs(t, err, ttl.ErrDataLoss)
 	assert.Equal(t, `ttl: change would delete or hide existing data: table "t": family "clicks" (DefaultExpiration(48h0m0s)): found never, want maxage=2d: `+
 		`1 row holds cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s); nothing changed (allow it with AllowDataLoss)`,
@@ -483,10 +489,10 @@ sess    OneSecond()                 missing        maxage=1s      create   -
   hits: 1 row holds cells that the current policy maxage=1d already lets GC delete, not yet collected, which DefaultExpiration(48h0m0s) would return again
   scan: 1 shard, 1 read, 2 rows and 6 cells seen, 2 cells returned
 `, plan.String())
-	assert.Equal(t, before, policies(t, e.admin, "t"))
+	assert.Equal(t, before, policies(t, e.Admin, "t"))
 
 	opts.AllowDataLoss = true
-	plan, err = ttl.EnsureFamilies(ctx, e.admin, "t", tablets{raw, nil}, fams, opts)
+	plan, err = ttl.EnsureFamilies(ctx, e.Admin, "t", tablets{raw, nil}, fams, opts)
 	require.NoError(t, err)
 	assert.Equal(t, `table "t" at 2030-04-30T09:00:00.000Z: dry run, nothing changed; 3 changes to make
 FAMILY  STRATEGY                    FOUND          WANT           ACTION              ROWS LOST
@@ -495,11 +501,11 @@ hits    DefaultExpiration(48h0m0s)  maxage=1d      maxage=2d      change        
 rev     SequenceNumbers(3)          maxversions=3  maxversions=3  keep                -
 sess    OneSecond()                 missing        maxage=1s      create              -
 `, strings.Join(strings.SplitAfter(plan.String(), "\n")[:6], ""))
-	assert.Equal(t, before, policies(t, e.admin, "t"))
+	assert.Equal(t, before, policies(t, e.Admin, "t"))
 	assert.Equal(t, 6, count(t, raw))
 
 	opts.DryRun = false
-	plan, err = ttl.EnsureFamilies(ctx, e.admin, "t", tablets{raw, nil}, fams, opts)
+	plan, err = ttl.EnsureFamilies(ctx, e.Admin, "t", tablets{raw, nil}, fams, opts)
 	require.NoError(t, err)
 	assert.Equal(t, `table "t" at 2030-04-30T09:00:00.000Z: 3 changes made
 FAMILY  STRATEGY                    FOUND          WANT           ACTION              ROWS LOST
@@ -509,7 +515,7 @@ rev     SequenceNumbers(3)          maxversions=3  maxversions=3  keep          
 sess    OneSecond()                 missing        maxage=1s      created             -
 `, strings.Join(strings.SplitAfter(plan.String(), "\n")[:6], ""))
 
-	plan, err = ttl.EnsureFamilies(ctx, e.admin, "t", tablets{raw, nil}, fams, ttl.EnsureOptions{Now: func() time.Time { return base }})
+	plan, err = ttl.EnsureFamilies(ctx, e.Admin, "t", tablets{raw, nil}, fams, ttl.EnsureOptions{Now: func() time.Time { return base }})
 	require.NoError(t, err)
 	assert.Equal(t, `table "t" at 2030-04-30T09:00:00.000Z: every family matches its strategy, nothing to change`,
 		strings.SplitN(plan.String(), "\n", 2)[0])
@@ -518,29 +524,30 @@ sess    OneSecond()                 missing        maxage=1s      created       
 // TestEnsureFamiliesCreates checks that a missing table is created with its
 // families in one call, and missing families beside the others.
 func TestEnsureFamiliesCreates(t *testing.T) {
-	e := newEmulator(t)
+	ctx := context.Background()
+	e := emulator.StartForTest(t)
 	fams := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(30 * 24 * time.Hour)}
 
-	plan, err := ttl.EnsureFamilies(ctx, e.admin, "new", e.client.Open("new"), fams, ttl.EnsureOptions{DryRun: true})
+	plan, err := ttl.EnsureFamilies(ctx, e.Admin, "new", e.Client.Open("new"), fams, ttl.EnsureOptions{DryRun: true})
 	require.NoError(t, err)
 	assert.True(t, plan.CreateTable)
 	assert.Contains(t, plan.String(), "table does not exist, to create with its families; dry run, nothing changed; 2 changes to make")
-	_, err = e.admin.TableInfo(ctx, "new")
+	_, err = e.Admin.TableInfo(ctx, "new")
 	require.Error(t, err, "a dry run created the table")
 
-	plan, err = ttl.EnsureFamilies(ctx, e.admin, "new", e.client.Open("new"), fams, ttl.EnsureOptions{})
+	plan, err = ttl.EnsureFamilies(ctx, e.Admin, "new", e.Client.Open("new"), fams, ttl.EnsureOptions{})
 	require.NoError(t, err)
 	assert.True(t, plan.Families[0].Done && plan.Families[1].Done)
 	assert.Contains(t, plan.String(), "table does not exist, created with its families; 2 changes made")
-	assert.Equal(t, map[string]string{"clicks": "age() > 30d", "sess": "age() > 1000000"}, policies(t, e.admin, "new"))
+	assert.Equal(t, map[string]string{"clicks": "age() > 30d", "sess": "age() > 1000000"}, policies(t, e.Admin, "new"))
 
-	raw := e.table(t, "old", map[string]bigtable.GCPolicy{"meta": bigtable.MaxVersionsPolicy(1), "sess": bigtable.MaxAgePolicy(time.Second)})
+	raw := e.TableForTest(t, "old", map[string]bigtable.GCPolicy{"meta": bigtable.MaxVersionsPolicy(1), "sess": bigtable.MaxAgePolicy(time.Second)})
 	put(t, raw, "meta", stored{"r", "x", ms(base)})
-	plan, err = ttl.EnsureFamilies(ctx, e.admin, "old", raw, fams, ttl.EnsureOptions{})
+	plan, err = ttl.EnsureFamilies(ctx, e.Admin, "old", raw, fams, ttl.EnsureOptions{})
 	require.NoError(t, err)
 	assert.False(t, plan.CreateTable)
 	assert.Equal(t, 0, plan.Families[0].Scan.Reads+plan.Families[1].Scan.Reads, "a creation needs no scan")
-	assert.Equal(t, map[string]string{"clicks": "age() > 30d", "meta": "versions() > 1", "sess": "age() > 1000000"}, policies(t, e.admin, "old"))
+	assert.Equal(t, map[string]string{"clicks": "age() > 30d", "meta": "versions() > 1", "sess": "age() > 1000000"}, policies(t, e.Admin, "old"))
 }
 
 // modifyRecorder records the ModifyColumnFamilies requests a client sends.
@@ -562,13 +569,14 @@ func (r *modifyRecorder) intercept(ctx context.Context, method string, req, repl
 // Bigtable with each policy change, and only when asked. The emulator does
 // not replicate, so it is seen on the wire.
 func TestEnsureFamiliesIgnoreWarnings(t *testing.T) {
+	ctx := context.Background()
 	for _, ignore := range []bool{false, true} {
 		rec := &modifyRecorder{}
-		e := newEmulator(t, grpc.WithUnaryInterceptor(rec.intercept))
-		raw := e.table(t, "t", map[string]bigtable.GCPolicy{"a": bigtable.MaxAgePolicy(time.Hour), "b": bigtable.MaxAgePolicy(time.Hour)})
+		e := emulator.StartForTest(t, grpc.WithUnaryInterceptor(rec.intercept))
+		raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"a": bigtable.MaxAgePolicy(time.Hour), "b": bigtable.MaxAgePolicy(time.Hour)})
 		rec.reqs = nil
 		fams := map[string]ttl.Strategy{"a": ttl.DefaultExpiration(2 * time.Hour), "b": ttl.DefaultExpiration(3 * time.Hour)}
-		_, err := ttl.EnsureFamilies(ctx, e.admin, "t", raw, fams, ttl.EnsureOptions{IgnoreWarnings: ignore})
+		_, err := ttl.EnsureFamilies(ctx, e.Admin, "t", raw, fams, ttl.EnsureOptions{IgnoreWarnings: ignore})
 		require.NoError(t, err)
 		require.Len(t, rec.reqs, 2)
 		for _, r := range rec.reqs {
@@ -581,8 +589,9 @@ func TestEnsureFamiliesIgnoreWarnings(t *testing.T) {
 // 5 columns of 4 cells each: the server sees every cell, and returns one
 // per row, without its value.
 func TestScanIsCheap(t *testing.T) {
-	e := newEmulator(t)
-	raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	ctx := context.Background()
+	e := emulator.StartForTest(t)
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	var rows []string
 	var muts []*bigtable.Mutation
 	for r := 0; r < 200; r++ {
@@ -601,7 +610,7 @@ func TestScanIsCheap(t *testing.T) {
 	errs, err := raw.ApplyBulk(ctx, rows, muts)
 	require.NoError(t, err)
 	require.Nil(t, errs)
-	plan, err := ttl.EnsureFamilies(ctx, e.admin, "t", raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)},
+	plan, err := ttl.EnsureFamilies(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)},
 		ttl.EnsureOptions{DryRun: true, Now: func() time.Time { return base }})
 	require.ErrorIs(t, err, ttl.ErrDataLoss)
 	f := plan.Families[0]
@@ -610,7 +619,7 @@ func TestScanIsCheap(t *testing.T) {
 		Shards: f.Scan.Shards, ShardsRead: f.Scan.Shards}, f.Scan)
 	assert.Equal(t, 100, f.Rows)
 
-	plan, err = ttl.EnsureFamilies(ctx, e.admin, "t", raw, map[string]ttl.Strategy{"f": ttl.SequenceNumbers(2)},
+	plan, err = ttl.EnsureFamilies(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.SequenceNumbers(2)},
 		ttl.EnsureOptions{DryRun: true, Now: func() time.Time { return base }})
 	require.ErrorIs(t, err, ttl.ErrDataLoss)
 	f = plan.Families[0]
@@ -625,19 +634,20 @@ func TestScanIsCheap(t *testing.T) {
 // refusal prevents. A family holding ordinary timestamps loses its cells
 // within seconds of being switched to OneSecond's policy.
 func TestRefusalMatters(t *testing.T) {
-	e := newEmulator(t)
-	raw := e.table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	ctx := context.Background()
+	e := emulator.StartForTest(t)
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	put(t, raw, "f", stored{"r", "a", bigtable.Now() - bigtable.Timestamp(time.Hour/time.Microsecond)})
 	fams := map[string]ttl.Strategy{"f": ttl.OneSecond()}
 
-	_, err := ttl.EnsureFamilies(ctx, e.admin, "t", raw, fams, ttl.EnsureOptions{})
+	_, err := ttl.EnsureFamilies(ctx, e.Admin, "t", raw, fams, ttl.EnsureOptions{})
 	require.ErrorIs(t, err, ttl.ErrDataLoss)
-	_, err = ttl.EnsureFamilies(ctx, e.admin, "t", raw, fams, ttl.EnsureOptions{AllowDataLoss: true})
+	_, err = ttl.EnsureFamilies(ctx, e.Admin, "t", raw, fams, ttl.EnsureOptions{AllowDataLoss: true})
 	require.NoError(t, err)
 	deadline := time.Now().Add(10 * time.Second)
 	for count(t, raw) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("the cell survived 10s of one-second GC")
+			require.Fail(t, "the cell survived 10s of one-second GC")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -647,36 +657,19 @@ func TestRefusalMatters(t *testing.T) {
 // default expiration on an emulator: a dry run first, which refuses the
 // change because one row holds a click older than the default.
 func ExampleEnsureFamilies() {
-	srv, err := bttest.NewServer("localhost:0")
+	e, err := emulator.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer srv.Close()
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer conn.Close()
+	defer e.Close()
 	ctx := context.Background()
-	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
-	if err != nil {
-		log.Fatal(err)
-	}
-	client, err := bigtable.NewClientWithConfig(ctx, "proj", "inst",
-		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, option.WithGRPCConn(conn))
-	if err != nil {
-		log.Fatal(err)
-	}
 
 	// An existing table: clicks stamped with their write times, no GC.
 	now := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
-	if err := admin.CreateTable(ctx, "events"); err != nil {
+	events, err := e.CreateTable(ctx, "events", map[string]bigtable.GCPolicy{"clicks": nil})
+	if err != nil {
 		log.Fatal(err)
 	}
-	if err := admin.CreateColumnFamily(ctx, "events", "clicks"); err != nil {
-		log.Fatal(err)
-	}
-	events := client.Open("events")
 	m := bigtable.NewMutation()
 	m.Set("clicks", "home", bigtable.Time(now.Add(-time.Hour)), []byte("2"))
 	m.Set("clicks", "home", bigtable.Time(now.Add(-9*24*time.Hour)), []byte("1"))
@@ -685,7 +678,7 @@ func ExampleEnsureFamilies() {
 	}
 
 	families := map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(7 * 24 * time.Hour)}
-	plan, err := ttl.EnsureFamilies(ctx, admin, "events", events, families,
+	plan, err := ttl.EnsureFamilies(ctx, e.Admin, "events", events, families,
 		ttl.EnsureOptions{DryRun: true, Now: func() time.Time { return now }})
 	fmt.Print(plan)
 	fmt.Println(errors.Is(err, ttl.ErrDataLoss))

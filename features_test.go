@@ -16,11 +16,13 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // TestForever checks cells that never expire in families whose other
 // cells do, and the arithmetic at the top of the timestamp range.
 func TestForever(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	d := 48 * time.Hour
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(d), "v": ttl.SequenceNumbers(2)}, nil)
@@ -77,6 +79,7 @@ func TestForever(t *testing.T) {
 // expiry from reads and predicates, refuses writes born inside it, and
 // leaves sequence numbers alone.
 func TestReadMargin(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	margin := time.Minute
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(time.Hour), "v": ttl.SequenceNumbers(1)}, nil,
@@ -118,6 +121,7 @@ func TestReadMargin(t *testing.T) {
 // lock can be taken a margin before the holder's cell expires, so that no
 // reader whose clock lags by up to the margin still sees it held.
 func TestLockUnderMargin(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"lock": ttl.OneSecond()}, nil, ttl.OtherFamilies(), ttl.WithReadMargin(2*time.Second))
 	take := func(who string) bool {
@@ -170,9 +174,10 @@ func (s *recordingStream) SendMsg(m any) error {
 // managed cell, kept consistent by Replace and deletes, never returned as
 // data, and read back with WithWriteTimes without a regular expression.
 func TestWriteTimes(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	rq := &requests{}
-	raw := newEmulator(t, rq.interceptor()).table(t, "t", map[string]bigtable.GCPolicy{"s": nil, "d": nil, "v": nil, "u": nil})
+	raw := emulator.StartForTest(t, rq.interceptor()).TableForTest(t, "t", map[string]bigtable.GCPolicy{"s": nil, "d": nil, "v": nil, "u": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(48 * time.Hour), "v": ttl.SequenceNumbers(2)},
 		ttl.WithClock(clock.Now), ttl.RecordWriteTime(), ttl.OtherFamilies("u"))
 	require.NoError(t, err)
@@ -278,6 +283,7 @@ func TestWriteTimes(t *testing.T) {
 // TestWriteTimesUndeclared checks write times on a table whose other
 // families are not declared, where the pass-through keeps its pattern.
 func TestWriteTimesUndeclared(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond()}, []string{"u"}, ttl.RecordWriteTime())
 	m := ttl.NewMutation()
@@ -298,6 +304,7 @@ func TestWriteTimesUndeclared(t *testing.T) {
 // is read with WithWriteTimes exactly as without it, even with qualifiers
 // that look like companions.
 func TestWriteTimesLeaveOtherFamilies(t *testing.T) {
+	ctx := context.Background()
 	tbl, _ := newTable(t, newClock(base), map[string]ttl.Strategy{"d": ttl.DefaultExpiration(time.Hour)}, []string{"meta"},
 		ttl.OtherFamilies("meta"), ttl.RecordWriteTime())
 	m := ttl.NewMutation()
@@ -320,6 +327,7 @@ func TestWriteTimesLeaveOtherFamilies(t *testing.T) {
 // replaces a cell in place (the column's newest cell is stamped in the
 // future) leaves no companion describing the old value.
 func TestWriteTimesAfterReadModifyWrite(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"d": ttl.DefaultExpiration(time.Hour)}, nil, ttl.OtherFamilies(), ttl.RecordWriteTime())
 	m := ttl.NewMutation()

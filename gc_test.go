@@ -1,6 +1,7 @@
 package ttl_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // TestGCRemovesOnlyExpired is the one test on the real clock: with each
@@ -19,6 +21,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits a few seconds for the emulator's GC")
 	}
+	ctx := context.Background()
 	managed := map[string]ttl.Strategy{
 		"sess":   ttl.OneSecond(),
 		"clicks": ttl.DefaultExpiration(2 * time.Second),
@@ -28,7 +31,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 	for f, s := range managed {
 		policies[f] = s.GCPolicy()
 	}
-	raw := newEmulator(t).table(t, "t", policies)
+	raw := emulator.StartForTest(t).TableForTest(t, "t", policies)
 	tbl, err := ttl.NewTable(raw, managed, ttl.OtherFamilies())
 	require.NoError(t, err)
 
@@ -96,7 +99,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 			break
 		}
 		if after.After(deadline) {
-			t.Fatalf("GC had not removed the expired cells after 15s; stored: %v", stored)
+			require.Failf(t, "GC had not removed the expired cells after 15s", "stored: %v", stored)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

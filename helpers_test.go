@@ -2,116 +2,20 @@ package ttl_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
-// base is the fake clocks' starting instant: far enough in the future that
-// the emulator's GC loop, which runs on the real clock, never reaches a
-// cell written in a test.
-var base = time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
-
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu    sync.Mutex
-	t     time.Time
-	reads int
-}
-
-func newClock(t time.Time) *fakeClock { return &fakeClock{t: t} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reads++
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
-
-// Reads returns how many times the clock has been read.
-func (c *fakeClock) Reads() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reads
-}
-
-// emulator is an in-process bttest server with clients on it.
-type emulator struct {
-	admin  *bigtable.AdminClient
-	client *bigtable.Client
-}
-
-// newEmulator starts a bttest server for the test and closes it after.
-func newEmulator(t testing.TB, opts ...grpc.DialOption) *emulator {
-	t.Helper()
-	srv, err := bttest.NewServer("localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return connect(t, srv.Addr, opts...)
-}
-
-// connect makes the admin and data clients of an emulator at addr, closed
-// after the test.
-func connect(t testing.TB, addr string, opts ...grpc.DialOption) *emulator {
-	t.Helper()
-	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx := context.Background()
-	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := bigtable.NewClientWithConfig(ctx, "proj", "inst",
-		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &emulator{admin: admin, client: client}
-}
-
-// table creates a table with the given families and returns it. A nil
-// policy leaves the family without GC, which keeps the emulator's GC loop
-// out of tests that are about filtering.
-func (e *emulator) table(t testing.TB, name string, families map[string]bigtable.GCPolicy) *bigtable.Table {
-	t.Helper()
-	ctx := context.Background()
-	if err := e.admin.CreateTable(ctx, name); err != nil {
-		t.Fatal(err)
-	}
-	for fam, policy := range families {
-		if err := e.admin.CreateColumnFamily(ctx, name, fam); err != nil {
-			t.Fatal(err)
-		}
-		if policy != nil {
-			if err := e.admin.SetGCPolicy(ctx, name, fam, policy); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return e.client.Open(name)
-}
+// Small helpers the package's tests share: a Table on a fresh emulator
+// table, a mutation of one Set, the cells of a row as tests compare them,
+// and a random pick.
 
 // newTable makes a ttl.Table on a fresh emulator table that has the
 // managed families (without GC) and the other ones, reading clock.
@@ -124,7 +28,7 @@ func newTable(t testing.TB, clock *fakeClock, managed map[string]ttl.Strategy, o
 	for _, f := range others {
 		fams[f] = nil
 	}
-	raw := newEmulator(t).table(t, "t", fams)
+	raw := emulator.StartForTest(t).TableForTest(t, "t", fams)
 	tbl, err := ttl.NewTable(raw, managed, append([]ttl.Option{ttl.WithClock(clock.Now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -178,3 +82,13 @@ func rawRow(t testing.TB, raw *bigtable.Table, row string) bigtable.Row {
 
 // ms is the Bigtable timestamp of t, which tests keep on whole milliseconds.
 func ms(t time.Time) bigtable.Timestamp { return bigtable.Time(t) }
+
+// set returns a mutation of one Set.
+func set(family, column, value string, life ttl.Lifetime) *ttl.Mutation {
+	m := ttl.NewMutation()
+	m.Set(family, column, []byte(value), life)
+	return m
+}
+
+// pick returns one of xs, chosen with r.
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }

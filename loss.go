@@ -39,11 +39,6 @@ import (
 // would read as live again (a longer default, or OneSecond's expiries read
 // as DefaultExpiration's write times): nothing is lost, but they come back.
 
-// realTime is the smallest timestamp taken for a real instant rather than a
-// sequence number: 2000-01-01T00:00:00Z. Sequence numbers stay far below it
-// (it would be sequence number 946,684,800,000).
-const realTime bigtable.Timestamp = 946_684_800_000_000
-
 // A Loss is one kind of cell that a change of GC policy would delete or
 // hide, and the number of rows that hold such cells.
 type Loss struct {
@@ -89,6 +84,14 @@ type lossScan struct {
 
 func newLossScan(s Strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 	sc := lossScan{s: s}
+	if _, ok := s.(Move); ok {
+		// The move's own policy deletes no cell either of its rules keeps
+		// live, whatever the family had, and the operator chose the old
+		// cells' rule. The cells a move would misread, stamped on the wrong
+		// side of its boundary, are the move tools' to find (PlanMove) and
+		// rewrite (StartMove).
+		return sc
+	}
 	// Cells the current policy already lets GC delete by age are not the
 	// change's to lose. The age boundary is taken the way a strategy's
 	// live range is, so that an unchanged age gives empty ranges.
@@ -320,21 +323,4 @@ func (ls lossScans) run(ctx context.Context, data bigtable.TableAPI, o ScanOptio
 		tallies[family] = t.scaled(read.scale())
 	}
 	return tallies, read, err
-}
-
-// tsRange is the timestamps [lo, hi), or from lo on when open; the zero
-// value is empty.
-type tsRange struct {
-	lo, hi bigtable.Timestamp
-	open   bool
-}
-
-func (r tsRange) empty() bool { return !r.open && r.hi <= r.lo }
-
-// filter passes the cells of the range.
-func (r tsRange) filter() bigtable.Filter {
-	if r.open {
-		return bigtable.TimestampRangeFilterMicros(r.lo, 0) // 0: no upper bound
-	}
-	return bigtable.TimestampRangeFilterMicros(r.lo, r.hi)
 }

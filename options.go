@@ -122,6 +122,46 @@ type rowFilterOption struct {
 	f bigtable.Filter
 }
 
+// KeepAlive returns a read option that keeps what the read returns alive
+// for idle after it: time to idle, as Redis GETEX and memcached gat give
+// it. For each column of a OneSecond or DefaultExpiration family (or a
+// Move to one) that the read returns, its newest returned cell stays live
+// until at least the read's now + idle, unless a writer replaces or
+// deletes it. With a read margin m, which hides cells m before their
+// expiry, live means visible to the table's reads: expiring after
+// now + m + idle.
+//
+// Only cells due are renewed: those expiring before now + m + idle, each to
+// expire idle + slack after that, where slack = min(idle/4, 24h), as
+// Touch renews a cell (one conditional mutation per column renewed; with
+// RecordWriteTime and without WithWriteTimes, one read of the row's write
+// times first). A cell read again and again is thus renewed at most once
+// per slack, however short idle is: a renewed cell expires idle + slack
+// after the read that renewed it, so once the reads stop it expires between
+// idle and idle + slack after the last one (1ms either way for
+// rounding). A renewal never shortens an expiry, never creates a cell, and
+// never overwrites a newer write: one that loses such a race is not an
+// error, the newer state stands. A cell the read does not return (hidden
+// by the RowFilter) is not renewed, nor a Forever cell. A due cell returned
+// with an empty value (a RowFilter that strips values, or an empty value)
+// is read once more first, since the renewal rewrites the value.
+//
+// Renewals are made row by row as the read returns them, in the calling
+// goroutine, before the row is handed over: a returned cell that was
+// renewed carries its new timestamp, so Table.ExpiresAt reports its new
+// expiry. A read that renews nothing sends exactly the requests it sends
+// without KeepAlive. A renewal that fails for another reason is reported
+// with an error wrapping ErrRenewal, after every row was delivered (ReadRow
+// returns the row and the error). idle must be positive.
+func KeepAlive(idle time.Duration) ReadOption { return keepAliveOption{noopReadOption, idle} }
+
+// keepAliveOption embeds a harmless bigtable option to satisfy the sealed
+// interface, should it be passed to a bigtable.Table directly.
+type keepAliveOption struct {
+	bigtable.ReadOption
+	idle time.Duration
+}
+
 // noopReadOption asks for read statistics and ignores them.
 var noopReadOption = bigtable.WithFullReadStats(func(*bigtable.FullReadStats) {})
 

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/stats"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // dataAPI prefixes the methods of the Bigtable data API; the admin client
@@ -28,16 +29,18 @@ const dataAPI = "/google.bigtable.v2.Bigtable/"
 // a stats handler, as they go on the wire (protobuf plus gRPC's 5-byte
 // message framing; HTTP/2 frames not included).
 type wire struct {
-	mu    sync.Mutex
-	calls map[string]int
-	sent  int
-	recv  int
+	mu     sync.Mutex
+	calls  map[string]int
+	sent   int
+	recv   int
+	sentBy map[string]int // payload bytes sent, by method (without the service)
 }
 
 // traffic is a snapshot of a wire: what one operation cost.
 type traffic struct {
 	Calls      map[string]int // method (without the service) → calls
 	Sent, Recv int            // payload bytes on the wire
+	SentBy     map[string]int // method → payload bytes sent
 }
 
 func (t traffic) String() string {
@@ -73,12 +76,12 @@ func (w *wire) call(method string) {
 func (w *wire) measure(t testing.TB, op func() error) traffic {
 	t.Helper()
 	w.mu.Lock()
-	w.calls, w.sent, w.recv = map[string]int{}, 0, 0
+	w.calls, w.sent, w.recv, w.sentBy = map[string]int{}, 0, 0, map[string]int{}
 	w.mu.Unlock()
 	require.NoError(t, op())
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return traffic{Calls: maps.Clone(w.calls), Sent: w.sent, Recv: w.recv}
+	return traffic{Calls: maps.Clone(w.calls), Sent: w.sent, Recv: w.recv, SentBy: maps.Clone(w.sentBy)}
 }
 
 // wireStats is the stats handler of a wire.
@@ -91,7 +94,9 @@ func (s wireStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 }
 
 func (s wireStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
-	if m, _ := ctx.Value(methodKey{}).(string); !strings.HasPrefix(m, dataAPI) {
+	full, _ := ctx.Value(methodKey{}).(string)
+	method, ok := strings.CutPrefix(full, dataAPI)
+	if !ok {
 		return
 	}
 	s.w.mu.Lock()
@@ -99,6 +104,7 @@ func (s wireStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
 	switch p := st.(type) {
 	case *stats.OutPayload:
 		s.w.sent += p.WireLength
+		s.w.sentBy[method] += p.WireLength
 	case *stats.InPayload:
 		s.w.recv += p.WireLength
 	}
@@ -112,8 +118,8 @@ func (wireStats) HandleConn(context.Context, stats.ConnStats)                   
 // the returned wire, and a ttl.Table on it with the given options.
 func wiredTable(t *testing.T, clock *fakeClock, opts ...ttl.Option) (*ttl.Table, *bigtable.Table, *wire) {
 	t.Helper()
-	w := &wire{calls: map[string]int{}}
-	raw := newEmulator(t, w.dialOptions()...).table(t, "t", map[string]bigtable.GCPolicy{"f": nil, "d": nil, "u": nil})
+	w := &wire{calls: map[string]int{}, sentBy: map[string]int{}}
+	raw := emulator.StartForTest(t, w.dialOptions()...).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil, "d": nil, "u": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond(), "d": ttl.DefaultExpiration(48 * time.Hour)},
 		append([]ttl.Option{ttl.WithClock(clock.Now), ttl.OtherFamilies("u")}, opts...)...)
 	require.NoError(t, err)
@@ -162,6 +168,7 @@ func checkSameRPCs(t *testing.T, w *wire, c rpcCase) {
 
 // DefaultExpiration family, is checked on its own.
 func TestRPCCounts(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	now := base
 	tbl, raw, w := wiredTable(t, clock)
@@ -320,6 +327,7 @@ func TestRPCCounts(t *testing.T) {
 // the companions travel in the same mutation and come back in the same
 // read.
 func TestRPCCountsWriteTimes(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base)
 	tbl, raw, w := wiredTable(t, clock, ttl.RecordWriteTime())
 	for _, c := range []rpcCase{{
@@ -383,6 +391,7 @@ func noErrors(errs []error, err error) error {
 // of each row, exactly as the hand-written filter does, and a fraction of
 // what an unfiltered read returns.
 func TestReadBytes(t *testing.T) {
+	ctx := context.Background()
 	clock := newClock(base.Add(-2 * time.Minute))
 	tbl, raw, w := wiredTable(t, clock)
 	keys := rowKeys(benchRows)
@@ -428,6 +437,7 @@ func TestReadBytes(t *testing.T) {
 // 8-byte write time under the data cell's qualifier prefixed with
 // "\xff\xffwt:".
 func TestWriteTimeStorage(t *testing.T) {
+	ctx := context.Background()
 	stored := func(opts ...ttl.Option) (cells, bytes, recv int) {
 		tbl, raw, w := wiredTable(t, newClock(base), opts...)
 		require.NoError(t, tbl.Apply(ctx, "r", ttlMutation(time.Hour)))

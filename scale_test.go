@@ -14,6 +14,7 @@ package ttl_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 const (
@@ -61,6 +63,14 @@ func TestScaleEmulatorProcess(t *testing.T) {
 // benchmark table, and returns the raw table on it and a function that
 // stops the child, which the test's cleanup also calls.
 func startEmulatorProcess(t *testing.T) (*bigtable.Table, func()) {
+	t.Helper()
+	e, stop := startEmulatorChild(t)
+	return e.TableForTest(t, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil}), stop
+}
+
+// startEmulatorChild starts the emulator in a child process and returns
+// clients on it, and a func that stops it (also run at cleanup).
+func startEmulatorChild(t *testing.T) (*emulator.Emulator, func()) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleEmulatorProcess$")
 	cmd.Env = append(os.Environ(), emulatorEnv+"=1")
@@ -93,8 +103,7 @@ func startEmulatorProcess(t *testing.T) (*bigtable.Table, func()) {
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }() // the child's test output
 
-	e := connect(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
-	return e.table(t, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil}), stop
+	return emulator.ConnectForTest(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage))), stop
 }
 
 // usage is what one run of a job cost the client.
@@ -219,6 +228,7 @@ func report(t *testing.T, job string, raw, lib []usage) (peak, peakLive float64)
 // the recipes the library turns into them: both are in memory when the
 // call starts. The input's own live heap is measured apart.
 func TestScaleApplyBulk(t *testing.T) {
+	ctx := context.Background()
 	keys := rowKeys(scaleBulkRows)
 	clock := newClock(base)
 	build := map[string]func() any{
@@ -301,6 +311,7 @@ func liveSize(build func() any) uint64 {
 // them expired) by hand and through the library, alternated, and a tenth
 // of them, to show that a scan's memory does not grow with the rows read.
 func TestScaleReadRows(t *testing.T) {
+	ctx := context.Background()
 	raw, _ := startEmulatorProcess(t)
 	clock := newClock(base)
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{benchManaged: ttl.OneSecond()},

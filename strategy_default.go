@@ -67,3 +67,10 @@ func (s defaultExpiration) valid() error {
 }
 
 func (s defaultExpiration) timed() (timeRule, bool) { return timeRule{s.d}, true }
+
+func (defaultExpiration) supersedes(bigtable.Timestamp) (tsRange, bool) { return tsRange{}, false }
+
+// A cell stamped now lives for the default.
+func (s defaultExpiration) readModifyWrite(now time.Time, margin time.Duration) (bool, []tsRange) {
+	return true, timeRule{s.d}.expired(now.Add(margin))
+}

@@ -42,3 +42,8 @@ func (oneSecond) String() string { return "OneSecond()" }
 func (oneSecond) valid() error { return nil }
 
 func (oneSecond) timed() (timeRule, bool) { return oneSecondRule, true }
+
+func (oneSecond) supersedes(bigtable.Timestamp) (tsRange, bool) { return tsRange{}, false }
+
+// A cell stamped now has expired now.
+func (oneSecond) readModifyWrite(time.Time, time.Duration) (bool, []tsRange) { return false, nil }

@@ -73,3 +73,8 @@ func (s sequenceNumbers) valid() error {
 }
 
 func (sequenceNumbers) timed() (timeRule, bool) { return timeRule{}, false }
+
+func (sequenceNumbers) supersedes(bigtable.Timestamp) (tsRange, bool) { return tsRange{}, false }
+
+// A cell stamped now is no sequence number.
+func (sequenceNumbers) readModifyWrite(time.Time, time.Duration) (bool, []tsRange) { return false, nil }

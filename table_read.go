@@ -10,25 +10,29 @@ import (
 )
 
 // ReadRow reads the live cells of one row, like bigtable.Table.ReadRow. A
-// row with no live cell is returned as nil, with no error.
+// row with no live cell is returned as nil, with no error. With KeepAlive,
+// a renewal that fails returns the row and an error wrapping ErrRenewal.
 func (t *Table) ReadRow(ctx context.Context, row string, opts ...ReadOption) (bigtable.Row, error) {
 	if err := t.check(ctx, "ReadRow"); err != nil {
 		return nil, err
 	}
-	ropts, writeTimes, err := t.readOptions(t.now(), opts)
+	rd, err := t.readOptions(t.now(), opts)
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.tbl.ReadRow(ctx, row, ropts...)
-	if err != nil || !writeTimes {
+	r, err := t.tbl.ReadRow(ctx, row, rd.opts...)
+	if err != nil || r == nil {
 		return r, err
 	}
-	return t.companions.attach(r, t.managed), nil
+	r = rd.row(ctx, t, r)
+	return r, rd.err()
 }
 
 // ReadRows reads the live cells of the rows in rs and calls f for each row
 // that has one, in order, until f returns false, like
-// bigtable.Table.ReadRows. It streams: rows are not collected.
+// bigtable.Table.ReadRows. It streams: rows are not collected. With
+// KeepAlive, renewals that fail are reported, after every row was
+// delivered, with an error wrapping ErrRenewal.
 func (t *Table) ReadRows(ctx context.Context, rs bigtable.RowSet, f func(bigtable.Row) bool, opts ...ReadOption) error {
 	if err := t.check(ctx, "ReadRows"); err != nil {
 		return err
@@ -39,57 +43,96 @@ func (t *Table) ReadRows(ctx context.Context, rs bigtable.RowSet, f func(bigtabl
 	case f == nil:
 		return fmt.Errorf("%w: ReadRows: nil callback", ErrNilArgument)
 	}
-	ropts, writeTimes, err := t.readOptions(t.now(), opts)
+	rd, err := t.readOptions(t.now(), opts)
 	if err != nil {
 		return err
 	}
-	if !writeTimes {
-		return t.tbl.ReadRows(ctx, rs, f, ropts...)
+	if !rd.writeTimes && rd.idle == 0 {
+		return t.tbl.ReadRows(ctx, rs, f, rd.opts...)
 	}
-	return t.tbl.ReadRows(ctx, rs, func(r bigtable.Row) bool {
-		if r = t.companions.attach(r, t.managed); r == nil {
+	if err := t.tbl.ReadRows(ctx, rs, func(r bigtable.Row) bool {
+		if r = rd.row(ctx, t, r); r == nil {
 			return true
 		}
 		return f(r)
-	}, ropts...)
+	}, rd.opts...); err != nil {
+		return err
+	}
+	return rd.err()
+}
+
+// A read is one read call's options, as the table turns them into
+// Bigtable's, and what it does to each row it returns.
+type read struct {
+	now        time.Time // the call's clock reading
+	opts       []bigtable.ReadOption
+	writeTimes bool          // WithWriteTimes
+	idle       time.Duration // KeepAlive; 0 without
+	renewal    renewalErrors
 }
 
 // readOptions turns the caller's read options into Bigtable's, with the
 // one filter that passes live cells, and the caller's RowFilter after it.
-func (t *Table) readOptions(now time.Time, opts []ReadOption) (out []bigtable.ReadOption, writeTimes bool, err error) {
+func (t *Table) readOptions(now time.Time, opts []ReadOption) (*read, error) {
 	var caller bigtable.Filter
-	out = make([]bigtable.ReadOption, 0, len(opts)+1)
+	rd := &read{now: now, opts: make([]bigtable.ReadOption, 0, len(opts)+1)}
 	for i, o := range opts {
 		switch o := o.(type) {
 		case nil:
-			return nil, false, fmt.Errorf("%w: read option %d is nil", ErrInvalidOption, i)
+			return nil, fmt.Errorf("%w: read option %d is nil", ErrInvalidOption, i)
 		case rowFilterOption:
 			if o.f == nil {
-				return nil, false, fmt.Errorf("%w: RowFilter(nil)", ErrInvalidOption)
+				return nil, fmt.Errorf("%w: RowFilter(nil)", ErrInvalidOption)
 			}
 			if caller != nil {
-				return nil, false, fmt.Errorf("%w: more than one RowFilter; combine them with bigtable.ChainFilters", ErrInvalidOption)
+				return nil, fmt.Errorf("%w: more than one RowFilter; combine them with bigtable.ChainFilters", ErrInvalidOption)
 			}
 			caller = o.f
 		case writeTimesOption:
 			if !t.companions {
-				return nil, false, fmt.Errorf("%w: WithWriteTimes on a table without RecordWriteTime", ErrInvalidOption)
+				return nil, fmt.Errorf("%w: WithWriteTimes on a table without RecordWriteTime", ErrInvalidOption)
 			}
-			writeTimes = true
+			rd.writeTimes = true
+		case keepAliveOption:
+			switch {
+			case o.idle <= 0:
+				return nil, fmt.Errorf("%w: KeepAlive(%v): the idle time must be positive", ErrInvalidOption, o.idle)
+			case rd.idle != 0:
+				return nil, fmt.Errorf("%w: more than one KeepAlive", ErrInvalidOption)
+			}
+			rd.idle = o.idle
 		default:
 			if reflect.TypeOf(o) == rawRowFilter {
-				return nil, false, fmt.Errorf("%w: bigtable.RowFilter would replace the expiry filter; use ttl.RowFilter", ErrInvalidOption)
+				return nil, fmt.Errorf("%w: bigtable.RowFilter would replace the expiry filter; use ttl.RowFilter", ErrInvalidOption)
 			}
-			out = append(out, o)
+			rd.opts = append(rd.opts, o)
 		}
 	}
-	now = now.Add(t.margin)
-	f := t.plan.live(now)
+	hide := now.Add(t.margin)
+	f := t.plan.live(hide)
 	if caller != nil {
 		f = bigtable.ChainFilters(f, caller)
 	}
-	if writeTimes {
-		f = bigtable.InterleaveFilters(f, t.plan.companions(now))
+	if rd.writeTimes {
+		f = bigtable.InterleaveFilters(f, t.plan.companions(hide))
 	}
-	return append(out, bigtable.RowFilter(f)), writeTimes, nil
+	rd.opts = append(rd.opts, bigtable.RowFilter(f))
+	return rd, nil
 }
+
+// row does to a row read what the read's options ask: attach write times,
+// renew what is due. It returns nil for a row left with no data cell.
+func (rd *read) row(ctx context.Context, t *Table, r bigtable.Row) bigtable.Row {
+	if rd.writeTimes {
+		if r = t.companions.attach(r, t.managed); r == nil {
+			return nil
+		}
+	}
+	if rd.idle > 0 {
+		t.renew(ctx, r, rd)
+	}
+	return r
+}
+
+// err returns the error of the read's failed renewals, or nil.
+func (rd *read) err() error { return rd.renewal.err() }

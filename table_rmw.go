@@ -50,8 +50,8 @@ func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadMod
 				return nil, err
 			}
 		} else {
-			r, timed := s.timed()
-			if !timed || !r.serverTimestamps() {
+			ok, expired := s.readModifyWrite(now, t.margin)
+			if !ok {
 				return nil, fmt.Errorf("%w: %v (family %q, column %q)", ErrServerTimestamp, s, o.family, o.column)
 			}
 			if err := t.companions.checkColumn(o.family, o.column); err != nil {
@@ -60,8 +60,8 @@ func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadMod
 			if purge.m == nil {
 				purge = newBuilt()
 			}
-			if start := r.liveFrom(now.Add(t.margin)); start > 0 {
-				purge.deleteRange(o.family, o.column, 0, start)
+			for _, r := range expired {
+				purge.deleteRange(o.family, o.column, r.lo, r.hi)
 			}
 			t.companions.deleteColumn(&purge, o.family, o.column)
 		}

@@ -110,6 +110,10 @@ func (t *Table) add(b *built, now time.Time, o mutationOp) error {
 				ErrExpired, o.life, exp.UTC().Format(time.RFC3339Nano), t.margin, now.UTC().Format(time.RFC3339Nano), o.family, o.column)
 		}
 	}
+	if old, ok := s.supersedes(ts); ok {
+		b.deleteRange(o.family, o.column, old.lo, old.hi) // hi 0: no end
+		t.companions.deleteRange(b, o.family, o.column, old.lo, old.hi)
+	}
 	b.set(o.family, o.column, ts, o.value)
 	t.companions.set(b, o.family, o.column, ts, now)
 	return nil

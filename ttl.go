@@ -70,6 +70,17 @@ var (
 	// ErrNilArgument reports a nil argument that the call cannot do
 	// without: a context, a table, a row set, a callback.
 	ErrNilArgument = errors.New("ttl: nil argument")
+
+	// ErrConflict reports a Touch that wrote nothing because the cell
+	// changed between its read and its write: replaced, deleted, rewritten
+	// or outranked by a newer cell. The newer state stands.
+	ErrConflict = errors.New("ttl: the cell changed between the read and the write")
+
+	// ErrRenewal reports KeepAlive renewals that failed (for a reason other
+	// than a newer write, which is not an error): the rows were read and
+	// delivered, but the cells named may expire idle after their previous
+	// renewal rather than after this read.
+	ErrRenewal = errors.New("ttl: keep-alive renewal failed")
 )
 
 // MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64
@@ -213,8 +224,20 @@ type Strategy interface {
 	valid() error
 
 	// timed returns the rule of a strategy under which cells expire by
-	// time, and false for one under which they do not.
+	// time, and false for one under which they do not (SequenceNumbers,
+	// or a Move, whose cells follow one of two rules).
 	timed() (timeRule, bool)
+
+	// supersedes returns the timestamps of its column that a cell written
+	// with timestamp ts makes obsolete, to be deleted in the same
+	// mutation, and false when it makes none obsolete.
+	supersedes(ts bigtable.Timestamp) (tsRange, bool)
+
+	// readModifyWrite reports whether a cell stamped with the server's
+	// clock at now (as read-modify-write stamps it) lives as the family
+	// intends, and the timestamps of the family's cells that reads treat
+	// as expired at now + margin, which the server must not build on.
+	readModifyWrite(now time.Time, margin time.Duration) (ok bool, expired []tsRange)
 }
 
 // timeRule is the one rule both time strategies share: a cell's timestamp
@@ -292,6 +315,15 @@ func (r timeRule) liveFrom(now time.Time) bigtable.Timestamp {
 	return bigtable.Timestamp((ms + 1) * 1000)
 }
 
+// expired returns the timestamps of the cells expired at now: none, or
+// those before liveFrom.
+func (r timeRule) expired(now time.Time) []tsRange {
+	if lf := r.liveFrom(now); lf > 0 {
+		return []tsRange{{hi: lf}}
+	}
+	return nil
+}
+
 // filter implements Strategy.Filter for the rule.
 func (r timeRule) filter(now time.Time) bigtable.Filter {
 	return bigtable.TimestampRangeFilterMicros(r.liveFrom(now), 0)
@@ -322,4 +354,43 @@ func floorMillis(t time.Time) (ms int64, inRange int) {
 		return 0, +1
 	}
 	return ms, 0
+}
+
+// realTime is the smallest timestamp taken for a real instant rather than a
+// sequence number: 2000-01-01T00:00:00Z. Sequence numbers stay far below it
+// (it would be sequence number 946,684,800,000).
+const realTime bigtable.Timestamp = 946_684_800_000_000
+
+// tsRange is the timestamps [lo, hi), or from lo on when open; the zero
+// value is empty.
+type tsRange struct {
+	lo, hi bigtable.Timestamp
+	open   bool
+}
+
+func (r tsRange) empty() bool { return !r.open && r.hi <= r.lo }
+
+// contains reports whether ts is in the range.
+func (r tsRange) contains(ts bigtable.Timestamp) bool { return ts >= r.lo && (r.open || ts < r.hi) }
+
+// below returns the part of the range before ts.
+func (r tsRange) below(ts bigtable.Timestamp) tsRange {
+	if r.open || r.hi > ts {
+		return tsRange{lo: r.lo, hi: ts}
+	}
+	return r
+}
+
+// from returns the part of the range from ts on.
+func (r tsRange) from(ts bigtable.Timestamp) tsRange {
+	r.lo = max(r.lo, ts)
+	return r
+}
+
+// filter passes the cells of the range.
+func (r tsRange) filter() bigtable.Filter {
+	if r.open {
+		return bigtable.TimestampRangeFilterMicros(r.lo, 0) // 0: no upper bound
+	}
+	return bigtable.TimestampRangeFilterMicros(r.lo, r.hi)
 }

@@ -11,13 +11,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
-)
-
-// Compile-time checks that the constructors' results are Strategies.
-var (
-	_ ttl.Strategy = ttl.OneSecond()
-	_ ttl.Strategy = ttl.DefaultExpiration(time.Hour)
-	_ ttl.Strategy = ttl.SequenceNumbers(1)
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // maxSeq is the largest sequence number.
@@ -73,7 +67,7 @@ func subtestStrategy(t *testing.T, c conformance) {
 		}
 	}
 
-	raw := newEmulator(t).table(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	ctx := context.Background()
 	for i, w := range c.writes {
 		m := bigtable.NewMutation()

@@ -121,14 +121,62 @@ func (c companions) checkColumn(family, column string) error {
 // can decode it).
 func (c companions) set(b *built, family, column string, ts bigtable.Timestamp, now time.Time) {
 	if bool(c) {
-		b.set(family, WriteTimePrefix+column, ts, binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(now.UnixMicro())))
+		b.set(family, WriteTimePrefix+column, ts, encodeWriteTime(now))
 	}
+}
+
+// encodeWriteTime is a companion's value: an instant in microseconds since
+// the Unix epoch, as an 8-byte big-endian integer.
+func encodeWriteTime(t time.Time) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(t.UnixMicro()))
+}
+
+// keep adds the companion of a data cell rewritten with timestamp ts,
+// holding value, its original companion's (nil: it had none).
+func (c companions) keep(b *built, family, column string, ts bigtable.Timestamp, value []byte) {
+	if bool(c) && value != nil {
+		b.set(family, WriteTimePrefix+column, ts, value)
+	}
+}
+
+// column selects the companions of family:column.
+func (companions) column(family, column string) bigtable.Filter {
+	return exactColumn(family, WriteTimePrefix+column)
+}
+
+// find returns the value of data's companion among cells (read with
+// column), or nil when it has none.
+func (companions) find(family string, cells []bigtable.ReadItem, data bigtable.ReadItem) []byte {
+	_, qualifier := splitColumn(data.Column)
+	for _, c := range cells {
+		if c.Column == family+":"+WriteTimePrefix+qualifier && c.Timestamp == data.Timestamp {
+			return c.Value
+		}
+	}
+	return nil
+}
+
+// labelled returns the companion value of a cell read with WithWriteTimes,
+// from its label, or nil when it has none.
+func (companions) labelled(item bigtable.ReadItem) []byte {
+	if t, ok := WriteTime(item); ok {
+		return encodeWriteTime(t)
+	}
+	return nil
 }
 
 // deleteColumn deletes the companions of a column whose cells are deleted.
 func (c companions) deleteColumn(b *built, family, column string) {
 	if bool(c) {
 		b.deleteColumn(family, WriteTimePrefix+column)
+	}
+}
+
+// deleteRange deletes the companions of a column's cells stamped
+// [start, end), end 0 for no end.
+func (c companions) deleteRange(b *built, family, column string, start, end bigtable.Timestamp) {
+	if bool(c) {
+		b.deleteRange(family, WriteTimePrefix+column, start, end)
 	}
 }
 

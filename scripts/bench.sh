@@ -13,6 +13,7 @@
 # default), SCALE (0), OUT (a directory for the results; default
 # $TMPDIR/cellttl-bench). It writes $OUT/results.txt (go test output),
 # $OUT/scale.txt and $OUT/summary.md (everything BENCHMARKS.md reports).
+# It prints the summary, then exits 1 if a target was missed.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -195,3 +196,7 @@ misses=$(
 
 echo "results in $OUT: results.txt, summary.md" >&2
 cat "$OUT/summary.md"
+if [ -n "$misses" ]; then
+	echo "bench.sh: $(echo "$misses" | wc -l) target(s) missed; see Targets above" >&2
+	exit 1
+fi

@@ -35,6 +35,13 @@ type config struct {
 	// stats
 	values bool
 
+	// move
+	from       fromFlag
+	start      timeFlag
+	old        oldFlag
+	skew       time.Duration
+	checkpoint string
+
 	// inspect
 	at         timeFlag
 	writeTimes bool
@@ -67,12 +74,18 @@ func dataFlags(fs *flag.FlagSet, c *config) {
 		"that serves no application traffic (default: the instance's default profile)")
 }
 
-// scanFlags defines the flags of a command that reads a whole table.
+// scanFlags defines the flags of a command that reads a whole table and
+// can estimate from a sample of it.
 func scanFlags(fs *flag.FlagSet, c *config) {
-	dataFlags(fs, c)
-	fs.IntVar(&c.workers, "workers", ttl.DefaultWorkers, "how many shards of the table to read at `once`")
+	workerFlags(fs, c)
 	fs.Float64Var(&c.sample, "sample", 0, "read only this `fraction` of the table's shards, spread evenly, for a fast\n"+
 		"estimate (clearly labelled; it decides and changes nothing)")
+}
+
+// workerFlags defines the flags of a command that reads a whole table.
+func workerFlags(fs *flag.FlagSet, c *config) {
+	dataFlags(fs, c)
+	fs.IntVar(&c.workers, "workers", ttl.DefaultWorkers, "how many shards of the table to read at `once`")
 	fs.BoolVar(&c.progress, "progress", true, "report progress on stderr: a live line on a terminal, a line every\n"+
 		"10s otherwise")
 }

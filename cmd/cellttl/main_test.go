@@ -9,48 +9,27 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
-var ctx = context.Background()
-
-// emulator starts a bttest server, points BIGTABLE_EMULATOR_HOST at it
-// for the test, as an operator would, and returns clients on it.
-func emulator(t *testing.T) (*bigtable.AdminClient, *bigtable.Client) {
+// startEmulator starts an emulator and points BIGTABLE_EMULATOR_HOST at it
+// for the test, as an operator would, and creates its table t with the
+// families, nil meaning no GC.
+func startEmulator(t *testing.T, families map[string]bigtable.GCPolicy) (*emulator.Emulator, *bigtable.Table) {
 	t.Helper()
-	srv, err := bttest.NewServer("localhost:0")
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	t.Setenv("BIGTABLE_EMULATOR_HOST", srv.Addr)
-	admin, err := bigtable.NewAdminClient(ctx, "p", "i")
-	require.NoError(t, err)
-	t.Cleanup(func() { admin.Close() })
-	client, err := bigtable.NewClientWithConfig(ctx, "p", "i", bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}})
-	require.NoError(t, err)
-	t.Cleanup(func() { client.Close() })
-	return admin, client
-}
-
-// table creates table t with the families, nil meaning no GC.
-func table(t *testing.T, admin *bigtable.AdminClient, client *bigtable.Client, families map[string]bigtable.GCPolicy) *bigtable.Table {
-	t.Helper()
-	require.NoError(t, admin.CreateTable(ctx, "t"))
-	for f, p := range families {
-		require.NoError(t, admin.CreateColumnFamily(ctx, "t", f))
-		if p != nil {
-			require.NoError(t, admin.SetGCPolicy(ctx, "t", f, p))
-		}
-	}
-	return client.Open("t")
+	e := emulator.StartForTest(t)
+	t.Setenv("BIGTABLE_EMULATOR_HOST", e.Addr)
+	return e, e.TableForTest(t, "t", families)
 }
 
 // put writes one raw cell.
 func put(t *testing.T, raw *bigtable.Table, row, family, column string, ts time.Time) {
 	t.Helper()
+	ctx := context.Background()
 	m := bigtable.NewMutation()
 	m.Set(family, column, bigtable.Time(ts), []byte("v"))
 	require.NoError(t, raw.Apply(ctx, row, m))
@@ -59,6 +38,7 @@ func put(t *testing.T, raw *bigtable.Table, row, family, column string, ts time.
 // policies returns each family's policy as bigtable prints it.
 func policies(t *testing.T, admin *bigtable.AdminClient) map[string]string {
 	t.Helper()
+	ctx := context.Background()
 	info, err := admin.TableInfo(ctx, "t")
 	require.NoError(t, err)
 	out := map[string]string{}
@@ -76,7 +56,7 @@ func cellttl(args ...string) (stdout, stderr string, code int) {
 }
 
 // on is the common flags for table t of the emulator.
-var on = []string{"-project", "p", "-instance", "i", "-table", "t"}
+var on = []string{"-project", emulator.Project, "-instance", emulator.Instance, "-table", "t"}
 
 func with(cmd string, args ...string) []string {
 	return append(append([]string{cmd}, on...), args...)
@@ -142,8 +122,7 @@ func TestCommandLine(t *testing.T) {
 // TestStrategyRefusedByLibrary checks that what the library refuses is a
 // bad command line too.
 func TestStrategyRefusedByLibrary(t *testing.T) {
-	admin, client := emulator(t)
-	table(t, admin, client, map[string]bigtable.GCPolicy{"a": nil})
+	startEmulator(t, map[string]bigtable.GCPolicy{"a": nil})
 	_, stderr, code := cellttl(with("check", "-family", "a=default:1500ms")...)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "GC ages in whole seconds")
@@ -154,8 +133,7 @@ func TestStrategyRefusedByLibrary(t *testing.T) {
 
 // TestCheck checks the table check prints and its exit statuses.
 func TestCheck(t *testing.T) {
-	admin, client := emulator(t)
-	table(t, admin, client, map[string]bigtable.GCPolicy{
+	startEmulator(t, map[string]bigtable.GCPolicy{
 		"clicks": bigtable.MaxAgePolicy(48 * time.Hour),
 		"sess":   nil,
 		"rev":    bigtable.UnionPolicy(bigtable.MaxVersionsPolicy(3), bigtable.MaxAgePolicy(24*time.Hour)),
@@ -177,7 +155,7 @@ sess    OneSecond()                 never                       maxage=1s      m
 	assert.Empty(t, stderr)
 	assert.Contains(t, stdout, "clicks  DefaultExpiration(48h0m0s)  maxage=2d  maxage=2d  ok")
 
-	stdout, stderr, code = cellttl("check", "-project", "p", "-instance", "i", "-table", "nope", "-family", "a=onesecond")
+	stdout, stderr, code = cellttl("check", "-project", emulator.Project, "-instance", emulator.Instance, "-table", "nope", "-family", "a=onesecond")
 	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stdout, "a       OneSecond()  missing  maxage=1s  missing")
 	assert.Contains(t, stderr, `table "nope": the table does not exist`)
@@ -205,13 +183,12 @@ func TestCommandFails(t *testing.T) {
 // as the README does: refused while cells would expire at once, a dry run
 // by default, then applied.
 func TestEnsure(t *testing.T) {
-	admin, client := emulator(t)
-	raw := table(t, admin, client, map[string]bigtable.GCPolicy{"clicks": nil, "meta": nil})
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"clicks": nil, "meta": nil})
 	now := time.Now()
 	put(t, raw, "u1", "clicks", "n", now.Add(-time.Hour))
 	put(t, raw, "u2", "clicks", "n", now.Add(-5*24*time.Hour))
 	put(t, raw, "u2", "meta", "src", now.Add(-50*24*time.Hour))
-	before := policies(t, admin)
+	before := policies(t, e.Admin)
 
 	for _, apply := range []string{"-timeout=1m", "-apply"} {
 		stdout, stderr, code := cellttl(with("ensure", "-family", "clicks=default:48h", "-family", "sess=onesecond", apply)...)
@@ -221,7 +198,7 @@ func TestEnsure(t *testing.T) {
 		assert.Contains(t, stdout, "clicks: 1 row holds cells stamped up to ")
 		assert.Regexp(t, `\n  scan: (\d+) shards, (\d+) reads, 2 rows and 3 cells seen, 1 cell returned\n`, stdout)
 		assert.Contains(t, stderr, "refused, nothing changed; run again with -allow-data-loss")
-		assert.Equal(t, before, policies(t, admin))
+		assert.Equal(t, before, policies(t, e.Admin))
 	}
 
 	stdout, stderr, code := cellttl(with("ensure", "-family", "clicks=default:30d", "-family", "sess=onesecond")...)
@@ -230,12 +207,12 @@ func TestEnsure(t *testing.T) {
 	assert.Contains(t, stdout, ": dry run, nothing changed; 2 changes to make\n")
 	assert.Contains(t, stdout, "clicks  DefaultExpiration(720h0m0s)  never    maxage=30d  change  0\n")
 	assert.True(t, strings.HasSuffix(stdout, "dry run: run again with -apply to make these changes\n"), stdout)
-	assert.Equal(t, before, policies(t, admin))
+	assert.Equal(t, before, policies(t, e.Admin))
 
 	stdout, _, code = cellttl(with("ensure", "-family", "clicks=default:30d", "-family", "sess=onesecond", "-apply")...)
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, ": 2 changes made\n")
-	assert.Equal(t, map[string]string{"clicks": "age() > 30d", "meta": "", "sess": "age() > 1000000"}, policies(t, admin))
+	assert.Equal(t, map[string]string{"clicks": "age() > 30d", "meta": "", "sess": "age() > 1000000"}, policies(t, e.Admin))
 
 	stdout, _, code = cellttl(with("ensure", "-family", "clicks=default:30d", "-family", "sess=onesecond")...)
 	assert.Equal(t, exitOK, code)
@@ -248,15 +225,15 @@ func TestEnsure(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "clicks  DefaultExpiration(48h0m0s)  maxage=30d  maxage=2d  changed, data lost  2\n")
 	assert.Contains(t, stdout, "clicks: 1 row holds cells whose expiries move 28d earlier under DefaultExpiration(48h0m0s) than under maxage=30d\n")
-	assert.Equal(t, "age() > 2d", policies(t, admin)["clicks"])
+	assert.Equal(t, "age() > 2d", policies(t, e.Admin)["clicks"])
 }
 
 // TestInspect checks the cells of a row as a person reads them, at a fixed
 // instant: expiries, time and versions left, what a read returns and why
 // not.
 func TestInspect(t *testing.T) {
-	admin, client := emulator(t)
-	raw := table(t, admin, client, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil, "junk": nil})
+	ctx := context.Background()
+	_, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil, "junk": nil})
 	base := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
 	fams := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(2)}
 	tbl, err := ttl.NewTable(raw, fams, ttl.WithClock(func() time.Time { return base }), ttl.OtherFamilies("meta", "junk"), ttl.RecordWriteTime())

@@ -7,12 +7,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // TestTimedCellsOnTheEmulator replays the time strategies' figures on the
@@ -109,33 +106,8 @@ func TestVersionsOnTheEmulator(t *testing.T) {
 // clock, which these tests keep out of.
 func emulatorTable(t *testing.T, s ttl.Strategy, now func() time.Time) *ttl.Table {
 	t.Helper()
-	srv, err := bttest.NewServer("localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx := context.Background()
-	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst", option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.CreateTable(ctx, "t"); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.CreateColumnFamily(ctx, "t", family); err != nil {
-		t.Fatal(err)
-	}
-	client, err := bigtable.NewClientWithConfig(ctx, "proj", "inst",
-		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, option.WithGRPCConn(conn))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := ttl.NewTable(client.Open("t"), map[string]ttl.Strategy{family: s}, ttl.WithClock(now), ttl.OtherFamilies())
+	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{family: nil})
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{family: s}, ttl.WithClock(now), ttl.OtherFamilies())
 	if err != nil {
 		t.Fatal(err)
 	}

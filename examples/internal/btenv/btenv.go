@@ -16,14 +16,11 @@ import (
 	"sort"
 
 	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // Target says where an example runs. The zero value is an in-process
@@ -92,9 +89,6 @@ func (e *Env) connect(ctx context.Context, t Target) error {
 		return errors.New("give both -project and -instance, or neither")
 	}
 	project, instance := t.Project, t.Instance
-	// dial returns the options that point a new client at the target and
-	// a func that closes what they opened if the client cannot be made.
-	dial := func() ([]option.ClientOption, func(), error) { return nil, func() {}, nil }
 	switch host := os.Getenv("BIGTABLE_EMULATOR_HOST"); {
 	case host != "":
 		// The clients find it in the environment themselves.
@@ -102,43 +96,28 @@ func (e *Env) connect(ctx context.Context, t Target) error {
 	case project != "":
 		e.Where = "projects/" + project + "/instances/" + instance
 	default:
-		srv, err := bttest.NewServer("localhost:0")
+		emu, err := emulator.Start()
 		if err != nil {
 			return fmt.Errorf("starting the in-process emulator: %w", err)
 		}
-		e.closers = append(e.closers, func() error { srv.Close(); return nil })
+		e.closers = append(e.closers, emu.Close)
 		e.Where, e.Emulated = "an in-process bttest emulator", true
-		// One connection per client: a client closes its connection.
-		dial = func() ([]option.ClientOption, func(), error) {
-			conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				return nil, nil, err
-			}
-			return []option.ClientOption{option.WithGRPCConn(conn)}, func() { conn.Close() }, nil
-		}
+		e.Admin, e.Client = emu.Admin, emu.Client
+		return nil
 	}
 	if project == "" {
 		project, instance = "example-project", "example-instance"
 	}
 
-	opts, undial, err := dial()
+	var err error
+	e.Admin, err = bigtable.NewAdminClient(ctx, project, instance)
 	if err != nil {
-		return err
-	}
-	e.Admin, err = bigtable.NewAdminClient(ctx, project, instance, opts...)
-	if err != nil {
-		undial()
 		return fmt.Errorf("connecting to %s: %w", e.Where, err)
 	}
 	e.closers = append(e.closers, e.Admin.Close)
-
-	if opts, undial, err = dial(); err != nil {
-		return err
-	}
 	e.Client, err = bigtable.NewClientWithConfig(ctx, project, instance,
-		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}}, opts...)
+		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}})
 	if err != nil {
-		undial()
 		return fmt.Errorf("connecting to %s: %w", e.Where, err)
 	}
 	e.closers = append(e.closers, e.Client.Close)

@@ -1,0 +1,503 @@
+package ttl
+
+import (
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// A Move is the strategy of a family whose strategy is being changed while
+// it holds data and readers and writers run: the cells written before the
+// move keep a rule of their own, the cells written after it follow the new
+// strategy, and one server-side filter reads each by its own rule.
+//
+// Bigtable's documentation says one-second expiration cannot be put on a
+// family that already has data with real timestamps, and that a family of
+// sequence numbers cannot switch to age-based GC. A Move makes these
+// changes possible:
+//
+//   - a family without a strategy (real timestamps, any GC policy) →
+//     OneSecond, SequenceNumbers or DefaultExpiration;
+//   - SequenceNumbers(n) → OneSecond or DefaultExpiration;
+//   - DefaultExpiration(d) → OneSecond.
+//
+// The two encodings occupy disjoint ranges of timestamps on either side of
+// a boundary: real write times and DefaultExpiration's timestamps lie
+// below the start, and OneSecond's expiries written after it above it;
+// sequence numbers lie below 2000-01-01, real times above it. A write is
+// stored in whichever encoding puts it on its own rule's side: before
+// Start the old one where it can, after it the new one.
+//
+// # The move's life
+//
+// Every process that reads or writes the family is configured with the
+// Move before Start, which must be announced far enough ahead for a
+// rolling deploy to finish: from Start on, no process may write the old
+// way. The family's GC policy during the move is the Move's GCPolicy,
+// which deletes no cell that either rule keeps live (often no GC at all);
+// the move ends when no cell of the old rule is live, by waiting for them
+// to expire or by rewriting them in the new encoding (see RewriteMove),
+// and FinishMove then sets the new strategy's policy. PlanMove says what a
+// move will do, and when it can end. The processes can then be configured
+// with To alone.
+//
+// A Move is a value, safe for simultaneous use, made with a composite
+// literal; NewTable refuses an invalid one with ErrInvalidStrategy.
+type Move struct {
+	// From is the family's strategy before the move, or nil for a family
+	// without one, whose cells carry real write times.
+	From Strategy
+
+	// To is the family's strategy after the move.
+	To Strategy
+
+	// Start is the instant from which processes write the new way: a
+	// whole millisecond, announced in advance.
+	Start time.Time
+
+	// Old is what the cells written before Start live by:
+	//
+	//   - Default: their old rule. From DefaultExpiration(d), d after their
+	//     timestamp; from SequenceNumbers(n), among the newest n old
+	//     versions of their column, with no end; from a family without a
+	//     strategy, no end (the library read them all).
+	//   - For(d): d after their timestamp — their write time, for real
+	//     timestamps and DefaultExpiration's Default writes ("30 minutes
+	//     after its write time"). From SequenceNumbers, whose timestamps
+	//     are no times, d after Start.
+	//   - Until(t): until t.
+	//   - Forever: for ever (from SequenceNumbers, the newest n versions).
+	//
+	// Choosing a rule that ends sooner than their old one is consent to
+	// hide them that much earlier. A rule with no end makes a move that
+	// ends only once the old cells are rewritten.
+	Old Lifetime
+
+	// Skew is the most a process's clock may differ from another's. The
+	// move cannot be finished until Skew after its last old cell expired,
+	// so that a reader whose clock lags still finds nothing missing.
+	Skew time.Duration
+}
+
+// ruleKind is how a range of a moving family's cells lives.
+type ruleKind uint8
+
+const (
+	byTime     ruleKind = iota // ts + offset > now
+	byVersions                 // among the newest n of the range in its column
+	always                     // live
+)
+
+// A rangeRule is the rule of one side of a move's boundary.
+type rangeRule struct {
+	kind     ruleKind
+	time     timeRule  // byTime
+	versions int       // byVersions
+	until    time.Time // not zero: nothing on this side is live from then on
+	span     tsRange   // the timestamps on this side
+}
+
+// filter passes the cells of the side live at now; nil passes none.
+func (r rangeRule) filter(now time.Time) bigtable.Filter {
+	if !r.until.IsZero() && !now.Before(r.until) {
+		return nil
+	}
+	switch r.kind {
+	case byTime:
+		if live := r.span.from(r.time.liveFrom(now)); !live.empty() {
+			return live.filter()
+		}
+		return nil
+	case byVersions:
+		return bigtable.ChainFilters(r.span.filter(), bigtable.LatestNFilter(r.versions))
+	}
+	return r.span.filter()
+}
+
+// expiry returns the expiry of a cell of the side stamped ts.
+func (r rangeRule) expiry(ts bigtable.Timestamp) (time.Time, bool) {
+	var t time.Time
+	ok := false
+	if r.kind == byTime {
+		t, ok = r.time.expiry(ts)
+	}
+	if !r.until.IsZero() && (!ok || r.until.Before(t)) {
+		return r.until, true
+	}
+	return t, ok
+}
+
+// expired returns the timestamps of the side's cells expired by time at
+// now.
+func (r rangeRule) expired(now time.Time) []tsRange {
+	if !r.until.IsZero() && !now.Before(r.until) {
+		return []tsRange{r.span}
+	}
+	if r.kind != byTime {
+		return nil
+	}
+	if dead := r.span.below(r.time.liveFrom(now)); !dead.empty() {
+		return []tsRange{dead}
+	}
+	return nil
+}
+
+// ruleOf returns the rule of a strategy.
+func ruleOf(s Strategy) rangeRule {
+	if tr, ok := s.timed(); ok {
+		return rangeRule{kind: byTime, time: tr}
+	}
+	n, _ := s.Versions()
+	return rangeRule{kind: byVersions, versions: n}
+}
+
+// sides returns the rules of the cells written before the move and after
+// it, each with its span of timestamps, and the boundary between them.
+func (m Move) sides() (old, new rangeRule, boundary bigtable.Timestamp) {
+	new = ruleOf(m.To)
+	_, fromVersions := versionsOf(m.From)
+	switch {
+	case m.From == nil:
+		old = rangeRule{kind: always}
+	default:
+		old = ruleOf(m.From)
+	}
+	switch m.Old.kind {
+	case lifeFor:
+		if fromVersions {
+			old.until = m.Start.Add(time.Duration(m.Old.n))
+		} else {
+			old = rangeRule{kind: byTime, time: timeRule{time.Duration(m.Old.n)}}
+		}
+	case lifeUntil:
+		if fromVersions {
+			old.until = m.Old.until()
+		} else {
+			old = rangeRule{kind: always, until: m.Old.until()}
+		}
+	case lifeForever:
+		if !fromVersions {
+			old = rangeRule{kind: always}
+		}
+	}
+	_, toVersions := m.To.Versions()
+	switch {
+	case fromVersions:
+		boundary = realTime
+		old.span, new.span = tsRange{hi: boundary}, tsRange{lo: boundary, open: true}
+	case toVersions:
+		boundary = realTime
+		old.span, new.span = tsRange{lo: boundary, open: true}, tsRange{hi: boundary}
+	default:
+		boundary = bigtable.Time(m.Start)
+		old.span, new.span = tsRange{hi: boundary}, tsRange{lo: boundary, open: true}
+	}
+	return old, new, boundary
+}
+
+// Boundary returns the timestamp that separates the two encodings: Start
+// for moves between time rules, 2000-01-01 for moves to or from sequence
+// numbers.
+func (m Move) Boundary() bigtable.Timestamp {
+	_, _, b := m.sides()
+	return b
+}
+
+// Started reports whether the move has started at now: whether writes use
+// the new strategy.
+func (m Move) Started(now time.Time) bool { return !now.Before(m.Start) }
+
+// EndsBy returns the instant from which no cell written before Start is
+// live, Skew included: the earliest the move can be finished without
+// rewriting them. It reports false when the old cells never expire by
+// time: the move then ends once they are rewritten.
+func (m Move) EndsBy() (time.Time, bool) {
+	old, _, _ := m.sides()
+	switch {
+	case !old.until.IsZero():
+		return old.until.Add(m.Skew), true
+	case old.kind == byTime:
+		// Every old cell is stamped before the boundary.
+		last, _ := old.time.expiry(old.span.hi - 1000)
+		return last.Add(time.Millisecond + m.Skew).In(m.Start.Location()), true
+	}
+	return time.Time{}, false
+}
+
+// Timestamp returns the timestamp of a cell written at now with life:
+// before Start in the old encoding when it can hold the cell on its side of
+// the boundary, otherwise in the new one, and from Start on in the new
+// encoding when it can, otherwise in the old one. A lifetime neither can
+// hold on its own side is refused with ErrLifetime.
+//
+// Default is the old strategy's default before Start and the new one's
+// after it, falling back to the other's; a family without a strategy had
+// only Default, a write at now, which the old encoding keeps.
+func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
+	if err := m.valid(); err != nil {
+		return 0, err
+	}
+	old, new, _ := m.sides()
+	type encoding struct {
+		rule rangeRule
+		s    Strategy // nil: the old cells of a family without a strategy
+	}
+	order := []encoding{{new, m.To}, {old, m.From}}
+	if _, toVersions := m.To.Versions(); toVersions && m.Started(now) {
+		// Real timestamps written after the start would outrank every
+		// sequence number: from then on, only versions.
+		order = order[:1]
+	}
+	if !m.Started(now) {
+		order[0], order[1] = order[1], order[0]
+		if _, ok := m.From.(defaultExpiration); ok {
+			// Before Start, a DefaultExpiration writer stamps its cells the
+			// old way, which may land above the boundary; `start` rewrites
+			// those. A cell written the new way there could not be told
+			// from them, so the new encoding waits for Start.
+			order = order[:1]
+		}
+	}
+	var first error
+	for _, e := range order {
+		ts, err := m.encode(e.s, e.rule, now, life)
+		if err == nil && !e.rule.span.contains(ts) {
+			err = fmt.Errorf("%w: %v under %v: its timestamp %d would fall on the other side of the boundary",
+				ErrLifetime, life, m, ts)
+		}
+		if err == nil {
+			err = m.keeps(e.rule, e.s, ts, now, life)
+		}
+		if err == nil {
+			return ts, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return 0, first
+}
+
+// keeps reports why a cell stamped ts by s on the side of rule r would
+// not live as written at now with life: the side's rule would give a cell
+// of DefaultExpiration another expiry than its own (old cells that live
+// Until a time or Forever), or the cell would be born expired (a side
+// whose rule has ended).
+func (m Move) keeps(r rangeRule, s Strategy, ts bigtable.Timestamp, now time.Time, life Lifetime) error {
+	e, ok := r.expiry(ts)
+	if s != nil && r.kind != byTime {
+		if _, timed := s.timed(); timed {
+			if want, wok := s.ExpiresAt(ts); wok != ok || !want.Equal(e) {
+				return fmt.Errorf("%w: %v under %v: the old cells' rule (Old: %v) would not keep its expiry", ErrLifetime, life, m, m.Old)
+			}
+		}
+	}
+	if ok && !e.After(now) {
+		return fmt.Errorf("%w: %v under %v: the old cells' rule (Old: %v) ended at %v, not after now (%v)",
+			ErrExpired, life, m, m.Old, e.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// encode returns the timestamp of a cell on one side of the move: by the
+// side's rule, with s the strategy that writes it (nil for the real
+// timestamps of a family without a strategy).
+func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (bigtable.Timestamp, error) {
+	if life.kind == lifeDefault {
+		life = m.defaultLife(now)
+	}
+	_, toVersions := m.To.Versions()
+	switch {
+	case s == nil && (life.kind == lifeDefault || life.kind == lifeVersion && toVersions):
+		// A write at now, as the family had before: Default, or a Version
+		// written before the move to SequenceNumbers starts, whatever
+		// rule Old gives the old cells.
+	case r.kind == byTime:
+		return r.time.timestamp(now, life, m.String)
+	case s != nil:
+		return s.Timestamp(now, life)
+	default:
+		return 0, fmt.Errorf("%w: %v under %v: cells written the old way, with a real timestamp, take Default (or, in a move to SequenceNumbers, Version)", ErrLifetime, life, m)
+	}
+	ms, inRange := floorMillis(now)
+	if inRange != 0 {
+		return 0, fmt.Errorf("%w: now (%v) is outside 1970 to the year 294,247", ErrOutOfRange, now.UTC().Format(time.RFC3339Nano))
+	}
+	return bigtable.Timestamp(ms * 1000), nil
+}
+
+// defaultLife is the lifetime Default stands for at now: the old
+// strategy's default before Start and the new one's from then on, or the
+// other's where that one has none. A family without a strategy's default
+// is a write at now, which Default itself stands for.
+func (m Move) defaultLife(now time.Time) Lifetime {
+	order := []Strategy{m.From, m.To}
+	if m.Started(now) {
+		order[0], order[1] = order[1], order[0]
+	}
+	for _, s := range order {
+		switch s := s.(type) {
+		case nil:
+			return Default
+		case defaultExpiration:
+			return For(s.d)
+		}
+	}
+	return Default
+}
+
+// Filter passes the cells of the family live at now: those on the old
+// side of the boundary by the old rule, those on the new side by the new
+// strategy's, in one interleave.
+func (m Move) Filter(now time.Time) bigtable.Filter {
+	if m.valid() != nil {
+		return bigtable.BlockAllFilter()
+	}
+	old, new, _ := m.sides()
+	var branches []bigtable.Filter
+	for _, r := range []rangeRule{old, new} {
+		if f := r.filter(now); f != nil {
+			branches = append(branches, f)
+		}
+	}
+	switch len(branches) {
+	case 0:
+		return bigtable.BlockAllFilter()
+	case 1:
+		return branches[0]
+	}
+	return bigtable.InterleaveFilters(branches...)
+}
+
+// GCPolicy returns the family's policy during the move: one that deletes
+// no cell either rule keeps live. Between time rules it is the oldest age
+// either allows (MaxAge of the old cells' lifetime, or of the new default
+// if longer), in whole seconds; where the rules disagree (sequence numbers
+// and times, old cells that never expire) it is no GC at all.
+func (m Move) GCPolicy() bigtable.GCPolicy {
+	if m.valid() != nil {
+		return bigtable.NoGcPolicy()
+	}
+	old, new, _ := m.sides()
+	if old.kind != byTime || new.kind != byTime || !old.until.IsZero() {
+		return bigtable.NoGcPolicy()
+	}
+	age := max(old.time.offset, new.time.offset)
+	if rem := age % time.Second; rem != 0 {
+		age += time.Second - rem
+	}
+	return bigtable.MaxAgePolicy(age)
+}
+
+// ExpiresAt returns the expiry of a cell stamped ts by the rule of its side
+// of the boundary.
+func (m Move) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
+	old, new, _ := m.sides()
+	if old.span.contains(ts) {
+		return old.expiry(ts)
+	}
+	return new.expiry(ts)
+}
+
+// Versions returns the new strategy's.
+func (m Move) Versions() (int, bool) { return m.To.Versions() }
+
+// String returns the move as the Go expression that makes it, such as
+// "Move{From: nil, To: OneSecond(), Start: 2030-05-01T00:00:00Z, Old: For(30m0s), Skew: 1m0s}".
+func (m Move) String() string {
+	from := "nil"
+	if m.From != nil {
+		from = m.From.String()
+	}
+	to := "nil"
+	if m.To != nil {
+		to = m.To.String()
+	}
+	return fmt.Sprintf("Move{From: %s, To: %s, Start: %s, Old: %v, Skew: %v}",
+		from, to, m.Start.UTC().Format(time.RFC3339Nano), m.Old, m.Skew)
+}
+
+func (m Move) valid() error {
+	bad := func(why string, args ...any) error {
+		return fmt.Errorf("%w: %v: %s", ErrInvalidStrategy, m, fmt.Sprintf(why, args...))
+	}
+	switch m.To.(type) {
+	case nil:
+		return bad("no strategy to move to")
+	case Move:
+		return bad("a move cannot move to a move")
+	}
+	if err := m.To.valid(); err != nil {
+		return err
+	}
+	if _, isMove := m.From.(Move); isMove {
+		return bad("a move cannot move from a move; finish it first")
+	}
+	if m.From != nil {
+		if err := m.From.valid(); err != nil {
+			return err
+		}
+	}
+	_, fromVersions := versionsOf(m.From)
+	_, toVersions := m.To.Versions()
+	_, fromDefault := m.From.(defaultExpiration)
+	_, toOneSecond := m.To.(oneSecond)
+	switch {
+	case m.From == nil:
+	case fromVersions && !toVersions:
+	case fromDefault && toOneSecond:
+	default:
+		return bad("moves go from a family without a strategy to any strategy, from SequenceNumbers to OneSecond or DefaultExpiration, and from DefaultExpiration to OneSecond; other changes need no move: EnsureFamilies makes them, or refuses those that lose data")
+	}
+	switch {
+	case m.Start.IsZero() || !m.Start.Truncate(time.Millisecond).Equal(m.Start) || bigtable.Time(m.Start) <= realTime:
+		return bad("Start must be a whole millisecond after 2000-01-01")
+	case m.Skew < 0:
+		return bad("Skew must not be negative")
+	}
+	switch m.Old.kind {
+	case lifeVersion:
+		return bad("old cells take Default, For, Until or Forever, not %v", m.Old)
+	case lifeFor:
+		if m.Old.n <= 0 || time.Duration(m.Old.n)%time.Millisecond != 0 {
+			return bad("For in Old must be a positive whole number of milliseconds")
+		}
+	case lifeUntil:
+		if !m.Old.until().After(m.Start) && !fromVersions {
+			// A cell written the old way just before Start must live.
+			return bad("Until in Old must be after Start")
+		}
+	}
+	return nil
+}
+
+// timed reports false: a move's cells follow one of two rules.
+func (Move) timed() (timeRule, bool) { return timeRule{}, false }
+
+// supersedes returns, for a cell written the new way in a move from real
+// timestamps to sequence numbers, the old cells of its column: they would
+// otherwise outrank every sequence number.
+func (m Move) supersedes(ts bigtable.Timestamp) (tsRange, bool) {
+	old, new, _ := m.sides()
+	if m.From == nil && new.kind == byVersions && new.span.contains(ts) {
+		return old.span, true
+	}
+	return tsRange{}, false
+}
+
+// readModifyWrite allows read-modify-write where the rule of the side the
+// server's now falls on lives on server timestamps, and reports both
+// sides' expired cells.
+func (m Move) readModifyWrite(now time.Time, margin time.Duration) (bool, []tsRange) {
+	if m.valid() != nil {
+		return false, nil
+	}
+	old, new, _ := m.sides()
+	r := new
+	if old.span.contains(bigtable.Time(now)) {
+		r = old
+	}
+	ok := r.kind == byTime && r.time.serverTimestamps() || r.kind == always && m.From == nil
+	return ok, append(old.expired(now.Add(margin)), new.expired(now.Add(margin))...)
+}

@@ -339,7 +339,8 @@ func (m *model) snapshot(family, row string) map[string][]storedCell {
 
 // rewrite is the rewrite of the old cells of family in row at now, as
 // RewriteRow does it on the row read with RewriteFilter when it held read:
-// each live old cell read, column by column and newest first, moves to
+// each old cell read that is live for a reader lagging by Skew (as the
+// finish judges), column by column and newest first, moves to
 // the new encoding keeping its value and expiry, unless a cell of its
 // column is now stamped between its old and new timestamps (the new one
 // included) or it is no longer there unchanged (a writer wins). It
@@ -360,7 +361,7 @@ func (m *model) rewrite(family, row string, read map[string][]storedCell, now ti
 			if !s.onOld(cell.ts) {
 				continue
 			}
-			if !s.oldSide().liveAt(cell.ts, now) {
+			if !s.oldSide().liveAt(cell.ts, now.Add(-s.skew)) {
 				done.Expired++
 				continue
 			}

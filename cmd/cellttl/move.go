@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"cloud.google.com/go/bigtable"
 
@@ -246,11 +244,7 @@ func (f *fromFlag) String() string {
 }
 
 func (f *fromFlag) Set(v string) error {
-	if v == "none" {
-		f.s, f.set = nil, true
-		return nil
-	}
-	s, err := spec.Parse(v)
+	s, err := spec.ParseFrom(v)
 	if err != nil {
 		return err
 	}
@@ -272,27 +266,10 @@ func (f *oldFlag) String() string {
 }
 
 func (f *oldFlag) Set(v string) error {
-	kind, arg, _ := strings.Cut(v, ":")
-	switch kind {
-	case "default":
-		f.life = ttl.Default
-	case "forever":
-		f.life = ttl.Forever
-	case "for":
-		d, err := spec.ParseDuration(arg)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("for:%s: want a positive duration such as 30m or 7d", arg)
-		}
-		f.life = ttl.For(d)
-	case "until":
-		t, err := time.Parse(time.RFC3339Nano, arg)
-		if err != nil {
-			return fmt.Errorf("until:%s: want a time such as 2030-04-30T09:00:00Z", arg)
-		}
-		f.life = ttl.Until(t)
-	default:
-		return errors.New("want default, for:DURATION, until:TIME or forever")
+	life, err := spec.ParseOld(v)
+	if err != nil {
+		return err
 	}
-	f.spec = v
+	f.life, f.spec = life, v
 	return nil
 }

@@ -1,11 +1,13 @@
 // Package spec parses the strategy specs that the cellttl commands take
-// on their command lines: onesecond, default:DURATION and seqnum:VERSIONS.
-// The cellttl command and the Beam pipeline (a module of its own, in
-// beam/) both parse -family with it, so that a spec means one thing
-// everywhere.
+// on their command lines: onesecond, default:DURATION and seqnum:VERSIONS,
+// and the other halves of a move (ParseFrom, ParseOld).
+// The cellttl command and the Beam pipelines (a module of their own, in
+// beam/) both parse -family, -from and -old with it, so that a spec means
+// one thing everywhere.
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -47,4 +49,41 @@ func ParseDuration(s string) (time.Duration, error) {
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
+}
+
+// ParseFrom parses the strategy a move starts from: a strategy spec (see
+// Parse), or "none" for a family without a strategy, whose cells carry
+// real write times; none is a nil Strategy, as ttl.Move.From takes it.
+func ParseFrom(spec string) (ttl.Strategy, error) {
+	if spec == "none" {
+		return nil, nil
+	}
+	return Parse(spec)
+}
+
+// ParseOld parses what the cells written before a move's start live by
+// (ttl.Move.Old): default (their old rule), for:DURATION (a Go duration
+// or a whole number of days, see ParseDuration), until:TIME (RFC 3339) or
+// forever.
+func ParseOld(spec string) (ttl.Lifetime, error) {
+	kind, arg, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "default":
+		return ttl.Default, nil
+	case "forever":
+		return ttl.Forever, nil
+	case "for":
+		d, err := ParseDuration(arg)
+		if err != nil || d <= 0 {
+			return ttl.Default, fmt.Errorf("for:%s: want a positive duration such as 30m or 7d", arg)
+		}
+		return ttl.For(d), nil
+	case "until":
+		t, err := time.Parse(time.RFC3339Nano, arg)
+		if err != nil {
+			return ttl.Default, fmt.Errorf("until:%s: want a time such as 2030-04-30T09:00:00Z", arg)
+		}
+		return ttl.Until(t), nil
+	}
+	return ttl.Default, errors.New("want default, for:DURATION, until:TIME or forever")
 }

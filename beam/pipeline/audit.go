@@ -9,7 +9,6 @@ import (
 
 	"cloud.google.com/go/bigtable"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/cellttl/ttl"
@@ -24,7 +23,6 @@ func init() {
 	register.DoFn3x1[context.Context, ttl.Shard, func(*ttl.Audit), error](&auditShardFn{})
 	register.Emitter1[*ttl.Audit]()
 	register.Combiner1[*ttl.Audit](&mergeAuditsFn{})
-	register.Function1x2[*ttl.Audit, string, error](encodeAudit)
 }
 
 // AuditConfig is what to audit, as ttl.AuditTable takes it.
@@ -79,15 +77,10 @@ func newAuditShardFn(ctx context.Context, cfg AuditConfig) (*auditShardFn, error
 	if now.IsZero() {
 		now = time.Now()
 	}
-	fn := &auditShardFn{Table: cfg.Table, Families: cfg.Families, Now: now.UTC(), Values: cfg.Values}
-	admin, err := bigtable.NewAdminClient(ctx, cfg.Table.Project, cfg.Table.Instance)
+	fn := &auditShardFn{shardReader: shardReader{Table: cfg.Table}, Families: cfg.Families, Now: now.UTC(), Values: cfg.Values}
+	info, err := tableInfo(ctx, cfg.Table)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: connecting to instance %s/%s: %w", cfg.Table.Project, cfg.Table.Instance, err)
-	}
-	defer admin.Close()
-	info, err := admin.TableInfo(ctx, cfg.Table.Table)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: table %q: %w", cfg.Table.Table, err)
+		return nil, err
 	}
 	policies := map[string]bigtable.GCPolicy{}
 	for _, f := range info.FamilyInfos {
@@ -109,14 +102,11 @@ func newAuditShardFn(ctx context.Context, cfg AuditConfig) (*auditShardFn, error
 // A shard whose read fails fails its bundle, which the runner retries; a
 // partial shard is never emitted.
 type auditShardFn struct {
-	Table    Table             `json:"table"`
-	Families map[string]string `json:"families"` // family → strategy spec
-	Policies string            `json:"policies"` // family → GC policy, read at construction (encodePolicies)
-	Now      time.Time         `json:"now"`
-	Values   bool              `json:"values"`
-
-	client *bigtable.Client
-	tbl    *bigtable.Table
+	shardReader                   // the table, and the worker's client (Setup, Teardown)
+	Families    map[string]string `json:"families"` // family → strategy spec
+	Policies    string            `json:"policies"` // family → GC policy, read at construction (encodePolicies)
+	Now         time.Time         `json:"now"`
+	Values      bool              `json:"values"`
 }
 
 // newAudit returns an empty audit of one shard.
@@ -140,39 +130,22 @@ func (fn *auditShardFn) newAudit() (*ttl.Audit, error) {
 	return a, nil
 }
 
-// Setup opens the worker's client.
-func (fn *auditShardFn) Setup(ctx context.Context) error {
-	c, err := fn.Table.Open(ctx)
-	if err != nil {
-		return err
-	}
-	fn.client, fn.tbl = c, c.Open(fn.Table.Table)
-	return nil
-}
-
 // ProcessElement audits one shard.
 func (fn *auditShardFn) ProcessElement(ctx context.Context, shard ttl.Shard, emit func(*ttl.Audit)) error {
 	a, err := fn.newAudit()
 	if err != nil {
 		return err
 	}
-	read, err := readShard(ctx, fn.tbl, shard, a.Filter(), a.AddRow)
+	read, err := fn.read(ctx, shard, a.Filter(), func(r bigtable.Row) error {
+		a.AddRow(r)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	a.Scan = read
 	emit(a)
 	return nil
-}
-
-// Teardown closes the worker's client.
-func (fn *auditShardFn) Teardown() error {
-	if fn.client == nil {
-		return nil
-	}
-	err := fn.client.Close()
-	fn.client, fn.tbl = nil, nil
-	return err
 }
 
 // mergeAuditsFn merges the shards' audits into the table's.
@@ -208,15 +181,9 @@ func (fn *mergeAuditsFn) ExtractOutput(a *ttl.Audit) *ttl.Audit {
 }
 
 // WriteAudit writes the audits of col (Audit's one) to filename as
-// indented JSON, the form `cellttl stats -format json` prints.
+// indented JSON, the form `cellttl stats -format json` prints: WriteJSON.
 func WriteAudit(s beam.Scope, filename string, col beam.PCollection) {
-	s = s.Scope("WriteAudit")
-	textio.Write(s, filename, beam.ParDo(s, encodeAudit, col))
-}
-
-func encodeAudit(a *ttl.Audit) (string, error) {
-	b, err := json.MarshalIndent(a, "", "  ")
-	return string(b), err
+	WriteJSON(s.Scope("WriteAudit"), filename, col)
 }
 
 func marshalAudit(a *ttl.Audit) ([]byte, error) { return json.Marshal(a) }

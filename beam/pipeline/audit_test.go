@@ -6,16 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/beam/pipeline"
@@ -56,37 +53,9 @@ const rows = 600
 // Forever, superseded versions, and cells of families without a strategy.
 func newTable(t *testing.T) (pipeline.Table, *bigtable.AdminClient, *bigtable.Table) {
 	t.Helper()
-	srv, err := bttest.NewServer("localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	t.Setenv("BIGTABLE_EMULATOR_HOST", srv.Addr)
-	ctx := context.Background()
+	admin, client := newEmulator(t)
 	tbl := pipeline.Table{Project: "proj", Instance: "inst", Table: "events"}
-	admin, err := bigtable.NewAdminClient(ctx, tbl.Project, tbl.Instance)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	if err := admin.CreateTable(ctx, tbl.Table); err != nil {
-		t.Fatal(err)
-	}
-	for fam, policy := range gc {
-		if err := admin.CreateColumnFamily(ctx, tbl.Table, fam); err != nil {
-			t.Fatal(err)
-		}
-		if policy != nil {
-			if err := admin.SetGCPolicy(ctx, tbl.Table, fam, policy); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	client, err := tbl.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
+	createTable(t, admin, tbl.Table, gc)
 	data := client.Open(tbl.Table)
 
 	stamp := func(s ttl.Strategy, written time.Time, life ttl.Lifetime) bigtable.Timestamp {
@@ -133,15 +102,7 @@ func newTable(t *testing.T) (pipeline.Table, *bigtable.AdminClient, *bigtable.Ta
 		}
 		muts[i] = m
 	}
-	errs, err := data.ApplyBulk(ctx, keys, muts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyBulk(t, data, keys, muts)
 	return tbl, admin, data
 }
 
@@ -149,25 +110,10 @@ func newTable(t *testing.T) (pipeline.Table, *bigtable.AdminClient, *bigtable.Ta
 // the audit it wrote.
 func runAudit(t *testing.T, cfg pipeline.AuditConfig) *ttl.Audit {
 	t.Helper()
-	ctx := context.Background()
-	p, s := beam.NewPipelineWithRoot()
-	col, err := pipeline.Audit(ctx, s, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "audit.json")
-	pipeline.WriteAudit(s, out, col)
-	if _, err := prism.Execute(ctx, p); err != nil {
-		t.Fatalf("the pipeline failed: %v", err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var a ttl.Audit
-	if err := json.Unmarshal(b, &a); err != nil {
-		t.Fatalf("%v in the pipeline's output:\n%s", err, b)
-	}
+	runPipeline(t, func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
+		return pipeline.Audit(ctx, s, cfg)
+	}, &a)
 	return &a
 }
 

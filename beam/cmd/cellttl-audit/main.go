@@ -14,26 +14,18 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/gcpopts"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
+	"github.com/cellttl/ttl/beam/cmd/internal/launch"
 	"github.com/cellttl/ttl/beam/pipeline"
 )
 
-// The -project flag is Beam's own (gcpopts.Project): the project the job
-// runs in, and by default the one the table is in.
+// The flags every command takes (-instance, -table, -output, -now ...)
+// are launch's.
 var (
-	bigtableProject = flag.String("bigtable-project", "", "the Google Cloud `project` of the Bigtable instance (default: -project)")
-	instance        = flag.String("instance", "", "Bigtable `instance` ID (required)")
-	table           = flag.String("table", "", "`table` ID (required)")
-	appProfile      = flag.String("app-profile", "", "the app `profile` to read with, such as one that routes to a cluster\n"+
-		"that serves no application traffic (default: the instance's default profile)")
+	cmd    = launch.New("cellttl-audit", usage, "the audit")
 	values = flag.Bool("values", false, "read values too, so that bytes include them")
-	output = flag.String("output", "", "write the audit, as JSON, to this `file` (a gs:// path on Dataflow; required)")
-	now    = flag.String("now", "", "judge cells at this `time`, RFC 3339 (default: when the job is built)")
 )
 
 // familiesFlag collects -family NAME=SPEC; the pipeline parses the specs.
@@ -68,29 +60,16 @@ func main() {
 	// below are for the program that builds the job.
 	beam.Init()
 
-	cfg, err := config(families)
+	table, now, err := cmd.Table()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cellttl-audit: %v\n%s", err, usage)
-		os.Exit(2)
+		cmd.UsageError(err)
 	}
-	ctx := context.Background()
-	p, s := beam.NewPipelineWithRoot()
-	audit, err := pipeline.Audit(ctx, s, cfg)
-	if err != nil {
-		fail(err)
+	cfg := pipeline.AuditConfig{Table: table, Families: families, Now: now, Values: *values}
+	if cmd.Run(context.Background(), func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
+		return pipeline.Audit(ctx, s, cfg)
+	}) {
+		fmt.Fprintf(os.Stderr, "cellttl-audit: wrote the audit of table %q to %s\n", cfg.Table.Table, cmd.Output())
 	}
-	pipeline.WriteAudit(s, *output, audit)
-	if err := beamx.Run(ctx, p); err != nil {
-		fail(fmt.Errorf("the job failed: %w", err))
-	}
-	fmt.Fprintf(os.Stderr, "cellttl-audit: wrote the audit of table %q to %s\n", cfg.Table.Table, *output)
-}
-
-// fail reports err and exits 1. (Beam takes over the log package's
-// output, and would print it as information.)
-func fail(err error) {
-	fmt.Fprintf(os.Stderr, "cellttl-audit: %v\n", err)
-	os.Exit(1)
 }
 
 const usage = `usage: cellttl-audit -project P -instance I -table T [-family NAME=SPEC]... -output FILE
@@ -98,34 +77,3 @@ const usage = `usage: cellttl-audit -project P -instance I -table T [-family NAM
 	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
 cellttl-audit -help lists every flag, Beam's too.
 `
-
-// config returns the audit the flags ask for.
-func config(families familiesFlag) (pipeline.AuditConfig, error) {
-	cfg := pipeline.AuditConfig{
-		Table: pipeline.Table{Project: *bigtableProject, Instance: *instance, Table: *table,
-			AppProfile: *appProfile},
-		Families: families,
-		Values:   *values,
-	}
-	if cfg.Table.Project == "" {
-		cfg.Table.Project = *gcpopts.Project
-	}
-	var missing []string
-	for _, f := range []struct{ name, value string }{{"project", cfg.Table.Project}, {"instance", *instance},
-		{"table", *table}, {"output", *output}} {
-		if f.value == "" {
-			missing = append(missing, "-"+f.name)
-		}
-	}
-	if len(missing) > 0 {
-		return cfg, fmt.Errorf("missing %s", strings.Join(missing, ", "))
-	}
-	if *now != "" {
-		t, err := time.Parse(time.RFC3339Nano, *now)
-		if err != nil {
-			return cfg, fmt.Errorf("-now %q: want a time such as 2030-04-30T09:00:00Z", *now)
-		}
-		cfg.Now = t
-	}
-	return cfg, nil
-}

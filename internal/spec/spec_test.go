@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -24,14 +25,7 @@ func TestParseFrom(t *testing.T) {
 		{"default:0s", nil, "default:0s: want a positive duration"},
 	} {
 		got, err := ParseFrom(tc.spec)
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("ParseFrom(%q): error %v, want one containing %q", tc.spec, err, tc.err)
-		case tc.err == "" && err != nil:
-			t.Errorf("ParseFrom(%q): %v", tc.spec, err)
-		case tc.err == "" && got != tc.want:
-			t.Errorf("ParseFrom(%q) = %v, want %v", tc.spec, got, tc.want)
-		}
+		check(t, "ParseFrom", tc.spec, got, tc.want, err, tc.err)
 	}
 }
 
@@ -56,13 +50,20 @@ func TestParseOld(t *testing.T) {
 		{"", ttl.Default, "want default, for:DURATION, until:TIME or forever"},
 	} {
 		got, err := ParseOld(tc.spec)
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("ParseOld(%q): error %v, want one containing %q", tc.spec, err, tc.err)
-		case tc.err == "" && err != nil:
-			t.Errorf("ParseOld(%q): %v", tc.spec, err)
-		case tc.err == "" && got.String() != tc.want.String():
-			t.Errorf("ParseOld(%q) = %v, want %v", tc.spec, got, tc.want)
-		}
+		check(t, "ParseOld", tc.spec, got, tc.want, err, tc.err)
+	}
+}
+
+// check reports a parse of spec by fn that did not return want (as
+// printed), or did not fail with an error containing wantErr.
+func check(t *testing.T, fn, spec string, got, want any, err error, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Errorf("%s(%q): error %v, want one containing %q", fn, spec, err, wantErr)
+	case wantErr == "" && err != nil:
+		t.Errorf("%s(%q): %v", fn, spec, err)
+	case wantErr == "" && fmt.Sprint(got) != fmt.Sprint(want):
+		t.Errorf("%s(%q) = %v, want %v", fn, spec, got, want)
 	}
 }

@@ -182,6 +182,10 @@ func RewriteMove(ctx context.Context, admin *bigtable.AdminClient, table string,
 				expired++
 			case ok:
 				out = append(out, conversion{Row: row.Key(), Column: it.Column, From: it.Timestamp, To: to, value: it.Value})
+			default:
+				// Live, but its new timestamp would fall on the old side:
+				// kept where it is, as RewriteRow counts it.
+				out = append(out, conversion{Row: row.Key(), Column: it.Column, From: it.Timestamp, To: it.Timestamp})
 			}
 		}
 		return out, expired

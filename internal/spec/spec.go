@@ -66,19 +66,21 @@ func ParseFrom(spec string) (ttl.Strategy, error) {
 // or a whole number of days, see ParseDuration), until:TIME (RFC 3339) or
 // forever.
 func ParseOld(spec string) (ttl.Lifetime, error) {
-	kind, arg, _ := strings.Cut(spec, ":")
-	switch kind {
-	case "default":
+	kind, arg, hasArg := strings.Cut(spec, ":")
+	switch {
+	case (kind == "default" || kind == "forever") && hasArg:
+		return ttl.Default, fmt.Errorf("%s takes no argument: want default, for:DURATION, until:TIME or forever", kind)
+	case kind == "default":
 		return ttl.Default, nil
-	case "forever":
+	case kind == "forever":
 		return ttl.Forever, nil
-	case "for":
+	case kind == "for":
 		d, err := ParseDuration(arg)
 		if err != nil || d <= 0 {
 			return ttl.Default, fmt.Errorf("for:%s: want a positive duration such as 30m or 7d", arg)
 		}
 		return ttl.For(d), nil
-	case "until":
+	case kind == "until":
 		t, err := time.Parse(time.RFC3339Nano, arg)
 		if err != nil {
 			return ttl.Default, fmt.Errorf("until:%s: want a time such as 2030-04-30T09:00:00Z", arg)

@@ -67,3 +67,12 @@ func check(t *testing.T, fn, spec string, got, want any, err error, wantErr stri
 		t.Errorf("%s(%q) = %v, want %v", fn, spec, got, want)
 	}
 }
+
+// TestParseOldTakesNoArgument: default and forever take no argument.
+func TestParseOldTakesNoArgument(t *testing.T) {
+	for _, bad := range []string{"default:48h", "forever:x", "default:"} {
+		if _, err := ParseOld(bad); err == nil {
+			t.Errorf("ParseOld(%q) accepted", bad)
+		}
+	}
+}

@@ -384,8 +384,11 @@ func AuditTable(ctx context.Context, admin *bigtable.AdminClient, table string, 
 	if err != nil {
 		return nil, err
 	}
+	// Each shard's audit starts from a copy made now: the workers must not
+	// read audit while the calling goroutine merges into it.
+	blank := audit.empty()
 	read, err := scanTable(ctx, data, audit.Filter(), opts.Scan,
-		func() *Audit { return audit.empty() },
+		func() *Audit { return blank.empty() },
 		(*Audit).AddRow,
 		func(part *Audit) {
 			// The same table and instant: merging cannot fail.

@@ -180,7 +180,11 @@ func runShards[R any](ctx context.Context, shards []Shard, o ScanOptions,
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				res, err := work(ctx, shards[i], &counters[i])
+				var res R
+				err := ctx.Err() // a shard handed out after a failure does not start
+				if err == nil {
+					res, err = work(ctx, shards[i], &counters[i])
+				}
 				done <- shardRun[R]{i, res, err}
 			}
 		}()

@@ -2,6 +2,7 @@ package ttl_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -338,4 +339,153 @@ func ExampleRowFilter() {
 	printRow(row)
 	// Output:
 	//   status:b = for an hour
+}
+
+// ExampleTable_Touch keeps a session alive by touching it on each request:
+// it expires 30 minutes after the last touch. A touch never brings back an
+// expired session, and loses to a save made between its read and its
+// write, even one made in the same millisecond, which has the same
+// timestamp: Touch compares the value too.
+func ExampleTable_Touch() {
+	raw, stop := exampleTable("sess")
+	defer stop()
+	start := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	now := start
+	clock := ttl.WithClock(func() time.Time { return now })
+	families := map[string]ttl.Strategy{"sess": ttl.OneSecond()}
+	// To show a conflict, another client saves the session between
+	// Touch's read and its write: hooked (touch_test.go) is a
+	// bigtable.TableAPI that calls its function before each Apply.
+	var race func()
+	tbl, err := ttl.NewTable(hooked{raw, func() {
+		if r := race; r != nil {
+			race = nil
+			r()
+		}
+	}}, families, ttl.OtherFamilies(), clock)
+	if err != nil {
+		log.Fatal(err)
+	}
+	other, err := ttl.NewTable(raw, families, ttl.OtherFamilies(), clock)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	save := func(tbl *ttl.Table, cart string) {
+		m := ttl.NewMutation()
+		m.Replace("sess", "cart", []byte(cart), ttl.For(30*time.Minute))
+		if err := tbl.Apply(ctx, "u1", m); err != nil {
+			log.Fatal(err)
+		}
+	}
+	show := func() {
+		row, err := tbl.ReadRow(ctx, "u1")
+		if err != nil {
+			log.Fatal(err)
+		}
+		if row == nil {
+			fmt.Println("  stored: nothing live")
+			return
+		}
+		exp, _ := tbl.ExpiresAt(row["sess"][0])
+		fmt.Printf("  stored: %s, expires %s\n", row["sess"][0].Value, exp.Format("15:04"))
+	}
+	touch := func(after time.Duration) {
+		now = start.Add(after)
+		touched, err := tbl.Touch(ctx, "u1", "sess", "cart", ttl.For(30*time.Minute))
+		fmt.Printf("%s touched: %v, error: %v\n", now.Format("15:04"), touched, err)
+		if errors.Is(err, ttl.ErrConflict) {
+			fmt.Println("  a conflict: the save stands")
+		}
+		show()
+	}
+
+	save(tbl, "1 book")
+	fmt.Println("09:00 saved")
+	show()
+	touch(20 * time.Minute)
+	touch(45 * time.Minute)
+	touch(75 * time.Minute) // 30 minutes after the last touch: expired idle
+
+	now = start.Add(80 * time.Minute)
+	save(tbl, "2 books")
+	race = func() { save(other, "3 books") } // at the same instant: the same timestamp
+	fmt.Println("10:20 saved, then touched while another client saves")
+	touch(80 * time.Minute)
+	// Output:
+	// 09:00 saved
+	//   stored: 1 book, expires 09:30
+	// 09:20 touched: true, error: <nil>
+	//   stored: 1 book, expires 09:50
+	// 09:45 touched: true, error: <nil>
+	//   stored: 1 book, expires 10:15
+	// 10:15 touched: false, error: <nil>
+	//   stored: nothing live
+	// 10:20 saved, then touched while another client saves
+	// 10:20 touched: false, error: ttl: the cell changed between the read and the write: Touch of row "u1" (family "sess", column "cart")
+	//   a conflict: the save stands
+	//   stored: 3 books, expires 10:50
+}
+
+// ExampleKeepAlive keeps a session alive while it is read: each read with
+// KeepAlive(20m) leaves it live for at least 20 minutes, renewing it only
+// when it would expire sooner, to 20m plus a slack of 5m (idle/4), so that
+// a session read again and again is rewritten at most once per 5 minutes.
+// Once the reads stop, it expires between 20 and 25 minutes after the last
+// one.
+func ExampleKeepAlive() {
+	raw, stop := exampleTable("sess")
+	defer stop()
+	start := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	now := start
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"sess": ttl.OneSecond()},
+		ttl.OtherFamilies(), ttl.WithClock(func() time.Time { return now }))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	m := ttl.NewMutation()
+	m.Replace("sess", "token", []byte("abc"), ttl.For(20*time.Minute))
+	if err := tbl.Apply(ctx, "u1", m); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("09:00 saved, expires 09:20")
+
+	expires := start.Add(20 * time.Minute)
+	read := func(after time.Duration, opts ...ttl.ReadOption) {
+		now = start.Add(after)
+		row, err := tbl.ReadRow(ctx, "u1", opts...)
+		if err != nil {
+			log.Fatal(err)
+		}
+		at := now.Format("15:04")
+		if row == nil {
+			fmt.Printf("%s read nothing: expired idle\n", at)
+			return
+		}
+		exp, _ := tbl.ExpiresAt(row["sess"][0]) // a renewed cell carries its new timestamp
+		renewed := ""
+		if !exp.Equal(expires) {
+			renewed = " (renewed)"
+		}
+		expires = exp
+		fmt.Printf("%s read %s, expires %s%s\n", at, row["sess"][0].Value, exp.Format("15:04"), renewed)
+	}
+	// A read every 3 minutes. At 09:03 the session would expire before
+	// 09:23: it is renewed, to 09:03 + 25m. At 09:06 it lives past 09:26:
+	// nothing is due, and the read sends only what a plain read sends. At
+	// 09:09 it would expire before 09:29: renewed again.
+	for _, after := range []time.Duration{3, 6, 9} {
+		read(after*time.Minute, ttl.KeepAlive(20*time.Minute))
+	}
+	// No more reads with KeepAlive: plain reads do not renew.
+	read(29 * time.Minute) // 20 minutes after the last read
+	read(34 * time.Minute) // 25 minutes after it
+	// Output:
+	// 09:00 saved, expires 09:20
+	// 09:03 read abc, expires 09:28 (renewed)
+	// 09:06 read abc, expires 09:28
+	// 09:09 read abc, expires 09:34 (renewed)
+	// 09:29 read abc, expires 09:34
+	// 09:34 read nothing: expired idle
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"cloud.google.com/go/bigtable"
 )
 
 // The generator of model runs: seeded, it keeps its own model so that
@@ -26,7 +28,12 @@ type gen struct {
 	condNext string // the row of a condition to make next
 }
 
-func (g *gen) family() string { return pick(g.r, g.v.familyNames()...) }
+func (g *gen) family() string {
+	if g.v.move != nil && g.r.IntN(2) == 0 {
+		return "m" // the moving family, half of the time
+	}
+	return pick(g.r, g.v.familyNames()...)
+}
 
 // timedCell is a stored cell of a family whose rule expires cells by
 // time, with its expiry.
@@ -40,13 +47,11 @@ type timedCell struct {
 func (g *gen) timedCells(row string) []timedCell {
 	var out []timedCell
 	for f, cols := range g.m.rows[row] {
-		r := g.v.families[f]
-		if r != ruleOneSecond && r != ruleDefault {
-			continue
-		}
 		for c, cells := range cols {
 			for _, cell := range cells {
-				out = append(out, timedCell{f, c, cell, time.UnixMicro(cell.ts).Add(r.offset())})
+				if e, ok := g.m.expiry(bigtable.ReadItem{Column: f + ":" + c, Timestamp: bigtable.Timestamp(cell.ts)}); ok {
+					out = append(out, timedCell{f, c, cell, e})
+				}
 			}
 		}
 	}
@@ -59,9 +64,7 @@ func (g *gen) expiries() []time.Time {
 	var out []time.Time
 	for row := range g.m.rows {
 		for _, c := range g.timedCells(row) {
-			if floorMs(c.expiry) < maxSeq-int64(modelDefault/time.Millisecond) {
-				out = append(out, c.expiry)
-			}
+			out = append(out, c.expiry)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
@@ -110,6 +113,9 @@ func (g *gen) until() time.Time {
 }
 
 func (g *gen) life(family string) lifeSpec {
+	if g.v.families[family] == ruleMove {
+		return g.moveLife()
+	}
 	kind := lkDefault
 	if g.r.IntN(100) < 8 {
 		kind = pick(g.r, lkDefault, lkFor, lkUntil, lkVersion, lkForever) // mostly refused
@@ -393,18 +399,23 @@ func generate(v *variant, seed uint64, n int) []op {
 	ops := make([]op, n)
 	for i := range ops {
 		ops[i] = g.op()
-		switch o := ops[i]; o.kind {
-		case opClock:
-			g.m.now = o.at
-		case opApply:
-			_, _ = g.m.apply(o.row, o.mut, g.m.now)
-		case opBulk:
-			for j, row := range o.rows {
-				if o.muts[j] != nil && o.muts[j].cond == nil {
-					_, _ = g.m.apply(row, o.muts[j], g.m.now)
-				}
+		g.m.replay(ops[i])
+	}
+	return ops
+}
+
+// replay applies o to the model alone, as a generator keeps its own.
+func (m *model) replay(o op) {
+	switch o.kind {
+	case opClock:
+		m.now = o.at
+	case opApply:
+		_, _ = m.apply(o.row, o.mut, m.now)
+	case opBulk:
+		for j, row := range o.rows {
+			if o.muts[j] != nil && o.muts[j].cond == nil {
+				_, _ = m.apply(row, o.muts[j], m.now)
 			}
 		}
 	}
-	return ops
 }

@@ -139,6 +139,9 @@ func (m *model) write(row string, changes []change, now time.Time) {
 			wt = now.UnixMicro()
 		}
 		cells := fams[c.fam][c.col]
+		if m.v.families[c.fam] == ruleMove {
+			cells = m.v.move.retire(cells, c.ts)
+		}
 		i := sort.Search(len(cells), func(i int) bool { return cells[i].ts <= c.ts })
 		nc := storedCell{ts: c.ts, value: c.value, wt: wt}
 		if i < len(cells) && cells[i].ts == c.ts {
@@ -148,6 +151,11 @@ func (m *model) write(row string, changes []change, now time.Time) {
 		}
 		fams[c.fam][c.col] = cells
 	}
+	m.prune()
+}
+
+// prune drops the empty columns, families and rows, as Bigtable keeps none.
+func (m *model) prune() {
 	for row, fams := range m.rows {
 		for f, cols := range fams {
 			for c, cells := range cols {

@@ -28,6 +28,7 @@ const (
 	ruleDefault
 	ruleSequence
 	ruleNone // no strategy
+	ruleMove // the variant's Move (model_moves_rules_test.go)
 )
 
 func (r rule) strategy() ttl.Strategy {
@@ -57,34 +58,49 @@ func floorMs(t time.Time) int64 { return t.Unix()*1000 + int64(t.Nanosecond())/1
 // timestamp is DESIGN.md's write rule: the timestamp a cell written at now
 // with life gets in family, or the error that refuses it.
 func (m *model) timestamp(family string, l lifeSpec, now time.Time) (int64, error) {
-	r := m.v.families[family]
-	switch r {
+	switch r := m.v.families[family]; r {
 	case ruleNone:
 		if l.kind != lkDefault {
 			return 0, ttl.ErrLifetime
 		}
 		return floorMs(now) * 1000, nil
 	case ruleSequence:
-		if l.kind != lkVersion {
-			return 0, ttl.ErrLifetime
-		}
-		if l.seq < 0 || l.seq > maxSeq {
-			return 0, ttl.ErrOutOfRange
-		}
-		return l.seq * 1000, nil
+		return versionStamp(l)
+	case ruleMove:
+		return m.v.move.timestamp(l, now) // move variants have no read margin
+	default:
+		return timeStamp(r.offset(), l, now, m.v.margin)
 	}
-	offset := r.offset().Milliseconds()
+}
+
+// versionStamp is SequenceNumbers' write rule.
+func versionStamp(l lifeSpec) (int64, error) {
+	if l.kind != lkVersion {
+		return 0, ttl.ErrLifetime
+	}
+	if l.seq < 0 || l.seq > maxSeq {
+		return 0, ttl.ErrOutOfRange
+	}
+	return l.seq * 1000, nil
+}
+
+// timeStamp is the write rule of a time strategy whose timestamps are the
+// expiry less offset (OneSecond: 0, DefaultExpiration(d): d), for a table
+// whose reads look margin ahead. Default is For(offset), which OneSecond
+// does not have.
+func timeStamp(offset time.Duration, l lifeSpec, now time.Time, margin time.Duration) (int64, error) {
+	off := offset.Milliseconds()
 	var expiry time.Time
 	switch l.kind {
 	case lkForever:
-		return int64(ttl.MaxTimestamp) - offset*1000, nil
+		return int64(ttl.MaxTimestamp) - off*1000, nil
 	case lkVersion:
 		return 0, ttl.ErrLifetime
 	case lkDefault:
-		if r == ruleOneSecond {
+		if offset == 0 {
 			return 0, ttl.ErrLifetime
 		}
-		expiry = now.Add(r.offset())
+		expiry = now.Add(offset)
 	case lkFor:
 		expiry = now.Add(l.d)
 	case lkUntil:
@@ -94,27 +110,32 @@ func (m *model) timestamp(family string, l lifeSpec, now time.Time) (int64, erro
 	if !time.UnixMilli(e).After(now) {
 		return 0, ttl.ErrExpired // never born expired
 	}
-	if e >= maxSeq || e-offset < 0 { // the last millisecond is Forever's
+	if e >= maxSeq || e-off < 0 { // the last millisecond is Forever's
 		return 0, ttl.ErrOutOfRange
 	}
-	if !time.UnixMilli(e).After(now.Add(m.v.margin)) {
+	if !time.UnixMilli(e).After(now.Add(margin)) {
 		return 0, ttl.ErrExpired // born hidden by the read margin
 	}
-	return (e - offset) * 1000, nil
+	return (e - off) * 1000, nil
 }
 
 // live is DESIGN.md's read rule: whether cells[i] of a column of family is
 // returned at instant at.
 func (m *model) live(family string, cells []storedCell, i int, at time.Time) bool {
-	switch m.v.families[family] {
-	case ruleOneSecond:
-		return time.UnixMicro(cells[i].ts).After(at)
-	case ruleDefault:
-		return time.UnixMicro(cells[i].ts).Add(modelDefault).After(at)
+	switch r := m.v.families[family]; r {
+	case ruleOneSecond, ruleDefault:
+		return timeLive(r.offset(), cells[i].ts, at)
 	case ruleSequence:
 		return i < modelVersions
+	case ruleMove:
+		return m.v.move.live(cells, i, at)
 	}
 	return true
+}
+
+// timeLive is a time strategy's read rule: ts + offset > at.
+func timeLive(offset time.Duration, ts int64, at time.Time) bool {
+	return time.UnixMicro(ts).Add(offset).After(at)
 }
 
 // expiry is DESIGN.md's expiry of a cell read: the instant from which it
@@ -123,9 +144,20 @@ func (m *model) live(family string, cells []storedCell, i int, at time.Time) boo
 // without a strategy).
 func (m *model) expiry(it bigtable.ReadItem) (time.Time, bool) {
 	fam, _, _ := strings.Cut(it.Column, ":")
-	r := m.v.families[fam]
-	if r != ruleOneSecond && r != ruleDefault || int64(it.Timestamp) >= int64(ttl.MaxTimestamp)-r.offset().Microseconds() {
+	switch r := m.v.families[fam]; r {
+	case ruleOneSecond, ruleDefault:
+		return timeExpiry(r.offset(), int64(it.Timestamp))
+	case ruleMove:
+		return m.v.move.expiry(int64(it.Timestamp))
+	}
+	return time.Time{}, false
+}
+
+// timeExpiry is a time strategy's expiry of a cell stamped ts: ts +
+// offset, and none for Forever's timestamp.
+func timeExpiry(offset time.Duration, ts int64) (time.Time, bool) {
+	if ts >= int64(ttl.MaxTimestamp)-offset.Microseconds() {
 		return time.Time{}, false
 	}
-	return time.UnixMicro(int64(it.Timestamp)).Add(r.offset()), true
+	return time.UnixMicro(ts).Add(offset), true
 }

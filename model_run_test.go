@@ -265,9 +265,9 @@ func formatResult(r readResult) string {
 // shrink returns a shorter list of operations that still fails, removing
 // chunks of operations as delta debugging does and replaying each
 // candidate on a fresh table, within a budget of replays.
-func shrink(ops []op, fails func([]op) (int, bool)) []op {
+func shrink[T any](ops []T, fails func([]T) (int, bool)) []T {
 	budget := 400
-	try := func(cand []op) bool {
+	try := func(cand []T) bool {
 		if budget == 0 {
 			return false
 		}
@@ -296,4 +296,25 @@ func shrink(ops []op, fails func([]op) (int, bool)) []op {
 		}
 	}
 	return ops
+}
+
+// reportFailure shrinks a run whose operation idx failed with msg,
+// replaying each candidate on a fresh table named after the replay, and
+// reports the shortest failing run found; where says what the run ran on.
+func reportFailure[T fmt.Stringer](t *testing.T, seed uint64, ops []T, idx int, msg, where string, replay func(name string, ops []T) (int, string)) {
+	t.Helper()
+	tables := 0
+	short := shrink(ops[:idx+1], func(cand []T) (int, bool) {
+		tables++
+		i, _ := replay(fmt.Sprintf("shrink%d", tables), cand)
+		return i, i >= 0
+	})
+	_, shortMsg := replay("minimal", short)
+	var b strings.Builder
+	for _, o := range short {
+		fmt.Fprintf(&b, "\n\t%v", o)
+	}
+	t.Errorf("CELLTTL_MODEL_SEED=%d: operation %d of %d, %v: %s\n"+
+		"shortest failing run found (%d operations, %d replays) %s:%s\nwhere: %s",
+		seed, idx, len(ops), ops[idx], msg, len(short), tables, where, b.String(), shortMsg)
 }

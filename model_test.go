@@ -6,7 +6,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -75,9 +74,11 @@ func envInt(t testing.TB, name string, def int64) int64 {
 	return n
 }
 
-// TestModel runs random operations on each variant of table and checks
-// every outcome against the model.
-func TestModel(t *testing.T) {
+// modelSettings returns the number of operations per variant and the seed
+// of a model test: CELLTTL_MODEL_OPS (default 1000, 250 with -short) and
+// CELLTTL_MODEL_SEED (default: the time), and logs them.
+func modelSettings(t *testing.T) (int, uint64) {
+	t.Helper()
 	n := 1000
 	if testing.Short() {
 		n = 250
@@ -85,6 +86,13 @@ func TestModel(t *testing.T) {
 	n = int(envInt(t, "CELLTTL_MODEL_OPS", int64(n)))
 	seed := uint64(envInt(t, "CELLTTL_MODEL_SEED", time.Now().UnixNano()))
 	t.Logf("CELLTTL_MODEL_SEED=%d CELLTTL_MODEL_OPS=%d", seed, n)
+	return n, seed
+}
+
+// TestModel runs random operations on each variant of table and checks
+// every outcome against the model.
+func TestModel(t *testing.T) {
+	n, seed := modelSettings(t)
 	for i := range modelVariants {
 		v := &modelVariants[i]
 		t.Run(v.name, func(t *testing.T) {
@@ -99,20 +107,8 @@ func TestModel(t *testing.T) {
 				}
 				return
 			}
-			tables := 0
-			short := shrink(ops[:idx+1], func(cand []op) (int, bool) {
-				tables++
-				i, _ := run(t, e, v, fmt.Sprintf("shrink%d", tables), cand, nil)
-				return i, i >= 0
-			})
-			_, shortMsg := run(t, e, v, "minimal", short, nil)
-			var b strings.Builder
-			for _, o := range short {
-				fmt.Fprintf(&b, "\n\t%v", o)
-			}
-			t.Errorf("CELLTTL_MODEL_SEED=%d: operation %d of %d, %v: %s\n"+
-				"shortest failing run found (%d operations, %d replays) on table %q, from clock %v:%s\nwhere: %s",
-				seed, idx, len(ops), ops[idx], msg, len(short), tables, v.name, base.Format(time.RFC3339), b.String(), shortMsg)
+			reportFailure(t, seed, ops, idx, msg, fmt.Sprintf("on table %q, from clock %v", v.name, base.Format(time.RFC3339)),
+				func(name string, ops []op) (int, string) { return run(t, e, v, name, ops, nil) })
 		})
 	}
 }

@@ -21,6 +21,7 @@ type variant struct {
 	declared   bool // OtherFamilies(the families without a strategy)
 	margin     time.Duration
 	writeTimes bool
+	move       *moveSpec // the Move of the family whose rule is ruleMove
 }
 
 var modelVariants = []variant{
@@ -41,21 +42,39 @@ func (v *variant) familyNames() []string {
 	return names
 }
 
+// strategy returns the strategy of family, nil for none.
+func (v *variant) strategy(family string) ttl.Strategy {
+	if r := v.families[family]; r == ruleMove {
+		return v.move.move()
+	}
+	return v.families[family].strategy()
+}
+
 // newTable makes the variant's Table on a fresh table of e, reading clock.
 func (v *variant) newTable(t testing.TB, e *emulator.Emulator, name string, clock *fakeClock) (*ttl.Table, *bigtable.Table) {
 	t.Helper()
 	fams := map[string]bigtable.GCPolicy{}
+	for _, f := range v.familyNames() {
+		fams[f] = nil // no GC: the emulator's GC runs on the real clock
+	}
+	raw := e.TableForTest(t, name, fams)
+	return v.open(t, raw, clock.Now), raw
+}
+
+// open makes the variant's Table on raw, reading the clock now: each
+// process that shares raw opens its own.
+func (v *variant) open(t testing.TB, raw *bigtable.Table, now func() time.Time) *ttl.Table {
+	t.Helper()
 	managed := map[string]ttl.Strategy{}
 	var others []string
 	for _, f := range v.familyNames() {
-		fams[f] = nil // no GC: the emulator's GC runs on the real clock
-		if s := v.families[f].strategy(); s != nil {
+		if s := v.strategy(f); s != nil {
 			managed[f] = s
 		} else {
 			others = append(others, f)
 		}
 	}
-	opts := []ttl.Option{ttl.WithClock(clock.Now)}
+	opts := []ttl.Option{ttl.WithClock(now)}
 	if v.declared {
 		opts = append(opts, ttl.OtherFamilies(others...))
 	}
@@ -65,10 +84,9 @@ func (v *variant) newTable(t testing.TB, e *emulator.Emulator, name string, cloc
 	if v.writeTimes {
 		opts = append(opts, ttl.RecordWriteTime())
 	}
-	raw := e.TableForTest(t, name, fams)
 	tbl, err := ttl.NewTable(raw, managed, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tbl, raw
+	return tbl
 }

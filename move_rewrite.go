@@ -52,7 +52,8 @@ func (m Move) RewriteFilter(family string) bigtable.Filter {
 }
 
 // RewriteRow rewrites in the new encoding the cells of family in row, read
-// with RewriteFilter, that are live at now by the old rule: each keeps its
+// with RewriteFilter, that are live by the old rule for a reader whose
+// clock lags now by the move's Skew (as FinishMove judges): each keeps its
 // value and its expiry, and is rewritten only if it is still there
 // unchanged and no cell of its column stamped between its old and new
 // timestamps would be outranked (a newer value stays on top). With dryRun
@@ -72,7 +73,7 @@ func (m Move) RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family stri
 		if !old.span.contains(it.Timestamp) {
 			continue
 		}
-		if !old.liveAt(it.Timestamp, 0, now) {
+		if !old.liveAt(it.Timestamp, 0, now.Add(-m.Skew)) {
 			done.Expired++
 			continue
 		}
@@ -177,10 +178,14 @@ func RewriteMove(ctx context.Context, admin *bigtable.AdminClient, table string,
 		for _, it := range row[family] {
 			switch to, ok := m.newStamp(old, new, it.Timestamp); {
 			case !old.span.contains(it.Timestamp):
-			case !old.liveAt(it.Timestamp, 0, r.Now):
+			case !old.liveAt(it.Timestamp, 0, r.Now.Add(-m.Skew)):
 				expired++
 			case ok:
 				out = append(out, conversion{Row: row.Key(), Column: it.Column, From: it.Timestamp, To: to, value: it.Value})
+			default:
+				// Live, but its new timestamp would fall on the old side:
+				// kept where it is, as RewriteRow counts it.
+				out = append(out, conversion{Row: row.Key(), Column: it.Column, From: it.Timestamp, To: it.Timestamp})
 			}
 		}
 		return out, expired

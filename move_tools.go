@@ -85,12 +85,19 @@ type MoveReport struct {
 	Misplaced Count `json:"misplaced"`
 	// New counts the cells of the new encoding.
 	New Count `json:"new"`
+	// Counted reports that the counts above cover the whole family:
+	// RewriteMove reads only the old cells, and says what it did with
+	// them in Rewritten, Kept and Actions instead.
+	Counted bool `json:"counted"`
 
 	// Rewritten counts the cells rewritten in the new encoding; Kept the
 	// old cells a rewrite left as they were because a writer changed them
 	// or a newer cell of their column would be outranked.
 	Rewritten int64 `json:"rewritten"`
 	Kept      int64 `json:"kept"`
+	// Purged counts the old cells, expired by their rule, that FinishMove
+	// deleted because the new strategy alone would read them as live.
+	Purged int64 `json:"purged"`
 
 	// Blockers say what keeps the next step from being taken.
 	Blockers []string `json:"blockers"`
@@ -264,6 +271,7 @@ func (r *MoveReport) fill(t moveTally, read Scan) {
 	r.OldLive, r.OldExpired, r.OldNeverExpire, r.Misplaced, r.New = t.oldLive, t.oldExpired, t.oldForever, t.misplaced, t.new
 	r.LastExpiry = t.lastExpiry
 	r.Scan = read
+	r.Counted = true
 }
 
 // PlanMove reports what moving family of table through data (the table
@@ -379,10 +387,26 @@ func FinishMove(ctx context.Context, admin *bigtable.AdminClient, table string, 
 		return r, fmt.Errorf("%w: FinishMove: table %q, family %q: %s of the old rule are live (the latest until %s); rewrite them, wait, or allow the loss",
 			ErrDataLoss, table, family, plural(int(r.OldLive.Cells), "cell", "cells"), formatTime(r.LastExpiry.Add(m.Skew)))
 	}
-	r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", r.Found, r.Final))
 	if r.OldLive.Cells > 0 {
 		r.Actions = append(r.Actions, fmt.Sprintf("%s of the old rule are lost", plural(int(r.OldLive.Cells), "live cell", "live cells")))
 	}
+	// The old cells still stored, expired by their rule, that the new
+	// strategy alone would read as live (or, under a version limit, would
+	// rank above every version) go before the new policy comes.
+	purged, err := purgeOld(ctx, data, family, m, r.Now, opts)
+	r.Purged = purged
+	if purged > 0 {
+		verb := "deleted"
+		if opts.DryRun {
+			verb = "delete"
+		}
+		r.Actions = append(r.Actions, fmt.Sprintf("%s %s of the old rule, expired, which %v alone would read as live",
+			verb, plural(int(purged), "cell", "cells"), m.To))
+	}
+	if err != nil {
+		return r, err
+	}
+	r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", r.Found, r.Final))
 	if !opts.DryRun {
 		if err := setPolicy(ctx, admin, table, family, m.To.GCPolicy(), opts.IgnoreWarnings); err != nil {
 			return r, err
@@ -390,6 +414,64 @@ func FinishMove(ctx context.Context, admin *bigtable.AdminClient, table string, 
 		r.Found = r.Final
 	}
 	return r, nil
+}
+
+// purgeOld deletes (in a dry run, counts) the cells on the old side of the
+// move that m.To alone would read as live at now: once the processes are
+// configured with To, they would come back. Under a version limit every
+// old cell goes: real timestamps outrank every sequence number, and GC
+// would delete the versions below them.
+func purgeOld(ctx context.Context, data bigtable.TableAPI, family string, m Move, now time.Time, opts MoveOptions) (int64, error) {
+	old, _, _ := m.sides()
+	filter := []bigtable.Filter{bigtable.ColumnRangeFilter(family, "", ""), old.span.filter(), bigtable.StripValueFilter()}
+	if _, versions := m.To.Versions(); !versions {
+		filter = append(filter, m.To.Filter(now))
+	}
+	var total int64
+	var failed error
+	_, err := scanTable(ctx, data, bigtable.ChainFilters(filter...), opts.Scan,
+		func() *purge { return &purge{ctx: ctx, data: data, family: family, dryRun: opts.DryRun} },
+		(*purge).row,
+		func(p *purge) {
+			total += p.n
+			if failed == nil {
+				failed = p.err
+			}
+		})
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		return total, fmt.Errorf("ttl: deleting the expired old cells of family %q: %w", family, err)
+	}
+	return total, nil
+}
+
+// A purge deletes the cells a scan returns, row by row.
+type purge struct {
+	ctx    context.Context
+	data   bigtable.TableAPI
+	family string
+	dryRun bool
+	n      int64
+	err    error
+}
+
+func (p *purge) row(r bigtable.Row) {
+	items := r[p.family]
+	if p.err != nil || len(items) == 0 {
+		return
+	}
+	p.n += int64(len(items))
+	if p.dryRun {
+		return
+	}
+	mut := bigtable.NewMutation()
+	for _, it := range items {
+		_, qualifier := splitColumn(it.Column)
+		mut.DeleteTimestampRange(p.family, qualifier, it.Timestamp, it.Timestamp+1000)
+	}
+	p.err = p.data.Apply(p.ctx, r.Key(), mut)
 }
 
 // startWork names StartMove's work in a checkpoint.

@@ -256,3 +256,22 @@ func TestStartMoveRewritesMisplacedCells(t *testing.T) {
 }
 
 func ms48h() bigtable.Timestamp { return bigtable.Timestamp((48 * time.Hour).Microseconds()) }
+
+// TestRewriteMoveCountsWhatItKeeps: a live old cell whose new timestamp
+// would fall on the old side is kept where it is, and counted as kept, as
+// RewriteRow counts it.
+func TestRewriteMoveCountsWhatItKeeps(t *testing.T) {
+	ctx := context.Background()
+	x := newMoveTable(t, nil)
+	m := ttl.Move{To: ttl.DefaultExpiration(48 * time.Hour), Start: start, Old: ttl.For(30 * time.Minute)}
+	x.put("r", "c", "v", ms(start.Add(-15*time.Minute)))
+	r, err := ttl.RewriteMove(ctx, x.e.Admin, "t", x.raw, "f", m, x.opts(10*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{0, 1}, [2]int64{r.Rewritten, r.Kept}, "expiring at +15m, it would be stamped 48h before: below the boundary")
+	row, err := x.raw.ReadRow(ctx, "r", bigtable.RowFilter(m.RewriteFilter("f")))
+	require.NoError(t, err)
+	n, err := m.RewriteRow(ctx, x.raw, "f", row, start.Add(10*time.Minute), false)
+	require.NoError(t, err)
+	assert.Equal(t, ttl.Rewrite{Kept: 1}, n)
+	assert.Equal(t, []bigtable.Timestamp{ms(start.Add(-15 * time.Minute))}, x.stamps("r", "c"))
+}

@@ -127,20 +127,24 @@ type rowFilterOption struct {
 // it. For each column of a OneSecond or DefaultExpiration family (or a
 // Move to one) that the read returns, its newest returned cell stays live
 // until at least the read's now + idle, unless a writer replaces or
-// deletes it.
+// deletes it. With a read margin m, which hides cells m before their
+// expiry, live means visible to the table's reads: expiring after
+// now + m + idle.
 //
-// Only cells due are renewed: those expiring before now + idle, each to
-// expire idle + slack after the read, where slack = min(idle/4, 24h), as
+// Only cells due are renewed: those expiring before now + m + idle, each to
+// expire idle + slack after that, where slack = min(idle/4, 24h), as
 // Touch renews a cell (one conditional mutation per column renewed; with
 // RecordWriteTime and without WithWriteTimes, one read of the row's write
 // times first). A cell read again and again is thus renewed at most once
-// per slack, however short idle is, and a renewed cell expires between
-// idle and idle + slack after the read that renewed it (1ms either way for
+// per slack, however short idle is: a renewed cell expires idle + slack
+// after the read that renewed it, so once the reads stop it expires between
+// idle and idle + slack after the last one (1ms either way for
 // rounding). A renewal never shortens an expiry, never creates a cell, and
 // never overwrites a newer write: one that loses such a race is not an
 // error, the newer state stands. A cell the read does not return (hidden
-// by the RowFilter) is not renewed, nor one whose value the RowFilter
-// strips (the renewal rewrites the value), nor a Forever cell.
+// by the RowFilter) is not renewed, nor a Forever cell. A due cell returned
+// with an empty value (a RowFilter that strips values, or an empty value)
+// is read once more first, since the renewal rewrites the value.
 //
 // Renewals are made row by row as the read returns them, in the calling
 // goroutine, before the row is handed over: a returned cell that was

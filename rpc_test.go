@@ -29,16 +29,18 @@ const dataAPI = "/google.bigtable.v2.Bigtable/"
 // a stats handler, as they go on the wire (protobuf plus gRPC's 5-byte
 // message framing; HTTP/2 frames not included).
 type wire struct {
-	mu    sync.Mutex
-	calls map[string]int
-	sent  int
-	recv  int
+	mu     sync.Mutex
+	calls  map[string]int
+	sent   int
+	recv   int
+	sentBy map[string]int // payload bytes sent, by method (without the service)
 }
 
 // traffic is a snapshot of a wire: what one operation cost.
 type traffic struct {
 	Calls      map[string]int // method (without the service) → calls
 	Sent, Recv int            // payload bytes on the wire
+	SentBy     map[string]int // method → payload bytes sent
 }
 
 func (t traffic) String() string {
@@ -74,12 +76,12 @@ func (w *wire) call(method string) {
 func (w *wire) measure(t testing.TB, op func() error) traffic {
 	t.Helper()
 	w.mu.Lock()
-	w.calls, w.sent, w.recv = map[string]int{}, 0, 0
+	w.calls, w.sent, w.recv, w.sentBy = map[string]int{}, 0, 0, map[string]int{}
 	w.mu.Unlock()
 	require.NoError(t, op())
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return traffic{Calls: maps.Clone(w.calls), Sent: w.sent, Recv: w.recv}
+	return traffic{Calls: maps.Clone(w.calls), Sent: w.sent, Recv: w.recv, SentBy: maps.Clone(w.sentBy)}
 }
 
 // wireStats is the stats handler of a wire.
@@ -92,7 +94,9 @@ func (s wireStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.C
 }
 
 func (s wireStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
-	if m, _ := ctx.Value(methodKey{}).(string); !strings.HasPrefix(m, dataAPI) {
+	full, _ := ctx.Value(methodKey{}).(string)
+	method, ok := strings.CutPrefix(full, dataAPI)
+	if !ok {
 		return
 	}
 	s.w.mu.Lock()
@@ -100,6 +104,7 @@ func (s wireStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
 	switch p := st.(type) {
 	case *stats.OutPayload:
 		s.w.sent += p.WireLength
+		s.w.sentBy[method] += p.WireLength
 	case *stats.InPayload:
 		s.w.recv += p.WireLength
 	}
@@ -113,7 +118,7 @@ func (wireStats) HandleConn(context.Context, stats.ConnStats)                   
 // the returned wire, and a ttl.Table on it with the given options.
 func wiredTable(t *testing.T, clock *fakeClock, opts ...ttl.Option) (*ttl.Table, *bigtable.Table, *wire) {
 	t.Helper()
-	w := &wire{calls: map[string]int{}}
+	w := &wire{calls: map[string]int{}, sentBy: map[string]int{}}
 	raw := emulator.StartForTest(t, w.dialOptions()...).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil, "d": nil, "u": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond(), "d": ttl.DefaultExpiration(48 * time.Hour)},
 		append([]ttl.Option{ttl.WithClock(clock.Now), ttl.OtherFamilies("u")}, opts...)...)

@@ -64,6 +64,14 @@ func TestScaleEmulatorProcess(t *testing.T) {
 // stops the child, which the test's cleanup also calls.
 func startEmulatorProcess(t *testing.T) (*bigtable.Table, func()) {
 	t.Helper()
+	e, stop := startEmulatorChild(t)
+	return e.TableForTest(t, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil}), stop
+}
+
+// startEmulatorChild starts the emulator in a child process and returns
+// clients on it, and a func that stops it (also run at cleanup).
+func startEmulatorChild(t *testing.T) (*emulator.Emulator, func()) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleEmulatorProcess$")
 	cmd.Env = append(os.Environ(), emulatorEnv+"=1")
 	cmd.Stderr = os.Stderr
@@ -95,8 +103,7 @@ func startEmulatorProcess(t *testing.T) (*bigtable.Table, func()) {
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }() // the child's test output
 
-	e := emulator.ConnectForTest(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
-	return e.TableForTest(t, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil}), stop
+	return emulator.ConnectForTest(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage))), stop
 }
 
 // usage is what one run of a job cost the client.

@@ -244,6 +244,11 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 		s    Strategy // nil: the old cells of a family without a strategy
 	}
 	order := []encoding{{new, m.To}, {old, m.From}}
+	if _, toVersions := m.To.Versions(); toVersions && m.Started(now) {
+		// Real timestamps written after the start would outrank every
+		// sequence number: from then on, only versions.
+		order = order[:1]
+	}
 	if !m.Started(now) {
 		order[0], order[1] = order[1], order[0]
 		if _, ok := m.From.(defaultExpiration); ok {
@@ -262,6 +267,9 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 				ErrLifetime, life, m, ts)
 		}
 		if err == nil {
+			err = m.keeps(e.rule, e.s, ts, now, life)
+		}
+		if err == nil {
 			return ts, nil
 		}
 		if first == nil {
@@ -271,23 +279,47 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 	return 0, first
 }
 
+// keeps reports why a cell stamped ts by s on the side of rule r would
+// not live as written at now with life: the side's rule would give a cell
+// of DefaultExpiration another expiry than its own (old cells that live
+// Until a time or Forever), or the cell would be born expired (a side
+// whose rule has ended).
+func (m Move) keeps(r rangeRule, s Strategy, ts bigtable.Timestamp, now time.Time, life Lifetime) error {
+	e, ok := r.expiry(ts)
+	if s != nil && r.kind != byTime {
+		if _, timed := s.timed(); timed {
+			if want, wok := s.ExpiresAt(ts); wok != ok || !want.Equal(e) {
+				return fmt.Errorf("%w: %v under %v: the old cells' rule (Old: %v) would not keep its expiry", ErrLifetime, life, m, m.Old)
+			}
+		}
+	}
+	if ok && !e.After(now) {
+		return fmt.Errorf("%w: %v under %v: the old cells' rule (Old: %v) ended at %v, not after now (%v)",
+			ErrExpired, life, m, m.Old, e.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
 // encode returns the timestamp of a cell on one side of the move: by the
 // side's rule, with s the strategy that writes it (nil for the real
 // timestamps of a family without a strategy).
 func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (bigtable.Timestamp, error) {
 	if life.kind == lifeDefault {
-		life = m.defaultLife()
+		life = m.defaultLife(now)
 	}
+	_, toVersions := m.To.Versions()
 	switch {
+	case s == nil && (life.kind == lifeDefault || life.kind == lifeVersion && toVersions):
+		// A write at now, as the family had before: Default, or a Version
+		// written before the move to SequenceNumbers starts, whatever
+		// rule Old gives the old cells.
 	case r.kind == byTime:
 		return r.time.timestamp(now, life, m.String)
 	case s != nil:
 		return s.Timestamp(now, life)
-	case life.kind != lifeDefault && life.kind != lifeVersion:
-		return 0, fmt.Errorf("%w: %v under %v: cells written the old way, with a real timestamp, never expire by time", ErrLifetime, life, m)
+	default:
+		return 0, fmt.Errorf("%w: %v under %v: cells written the old way, with a real timestamp, take Default (or, in a move to SequenceNumbers, Version)", ErrLifetime, life, m)
 	}
-	// A write at now, as the family had before: Default, or a Version
-	// written before the move to SequenceNumbers starts.
 	ms, inRange := floorMillis(now)
 	if inRange != 0 {
 		return 0, fmt.Errorf("%w: now (%v) is outside 1970 to the year 294,247", ErrOutOfRange, now.UTC().Format(time.RFC3339Nano))
@@ -295,11 +327,21 @@ func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (big
 	return bigtable.Timestamp(ms * 1000), nil
 }
 
-// defaultLife is the lifetime Default stands for in the move.
-func (m Move) defaultLife() Lifetime {
-	for _, s := range []Strategy{m.From, m.To} {
-		if d, ok := s.(defaultExpiration); ok {
-			return For(d.d)
+// defaultLife is the lifetime Default stands for at now: the old
+// strategy's default before Start and the new one's from then on, or the
+// other's where that one has none. A family without a strategy's default
+// is a write at now, which Default itself stands for.
+func (m Move) defaultLife(now time.Time) Lifetime {
+	order := []Strategy{m.From, m.To}
+	if m.Started(now) {
+		order[0], order[1] = order[1], order[0]
+	}
+	for _, s := range order {
+		switch s := s.(type) {
+		case nil:
+			return Default
+		case defaultExpiration:
+			return For(s.d)
 		}
 	}
 	return Default

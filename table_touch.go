@@ -141,7 +141,9 @@ func slack(idle time.Duration) time.Duration { return min(idle/4, 24*time.Hour) 
 // with its new timestamp. Failures other than a lost race are recorded
 // in rd.
 func (t *Table) renew(ctx context.Context, r bigtable.Row, rd *read) {
-	due := rd.now.Add(rd.idle)
+	// Reads hide a cell from its expiry less the margin: to stay visible
+	// for idle, a cell must expire after now + margin + idle.
+	due := rd.now.Add(t.margin + rd.idle)
 	until := Until(due.Add(slack(rd.idle)))
 	for family, items := range r {
 		s, managed := t.managed[family]
@@ -183,7 +185,22 @@ func (t *Table) renew(ctx context.Context, r bigtable.Row, rd *read) {
 		}
 		for k, i := range missing {
 			_, qualifier := splitColumn(items[i].Column)
-			moved, err := t.rewrite(ctx, r.Key(), family, qualifier, items[i], written[k], stamps[k], rd.now)
+			cell := items[i]
+			if len(cell.Value) == 0 {
+				// The RowFilter may have stripped the value, which the
+				// renewal must rewrite: read the cell as stored. A newer
+				// cell than the one returned is a race lost.
+				stored, storedWritten, ok, err := t.newestLive(ctx, r.Key(), family, qualifier, rd.now)
+				if err != nil {
+					rd.renewal.add(r.Key(), cell.Column, err)
+					continue
+				}
+				if !ok || stored.Timestamp != cell.Timestamp {
+					continue
+				}
+				cell.Value, written[k] = stored.Value, storedWritten
+			}
+			moved, err := t.rewrite(ctx, r.Key(), family, qualifier, cell, written[k], stamps[k], rd.now)
 			switch {
 			case err != nil:
 				rd.renewal.add(r.Key(), items[i].Column, err)

@@ -401,3 +401,39 @@ func TestKeepAliveKeepsWriteTimes(t *testing.T) {
 		assert.Equal(t, 30*time.Second+time.Hour+15*time.Minute, exp.Sub(base))
 	}
 }
+
+// TestKeepAliveReadMargin: under a read margin m, a kept-alive cell stays
+// visible to the table's reads for idle: it is due when it expires before
+// now + m + idle.
+func TestKeepAliveReadMargin(t *testing.T) {
+	ctx := context.Background()
+	x := newTouchFixture(t, ttl.WithReadMargin(2*time.Minute))
+	x.set(0, "sess", "a", "a", ttl.For(5*time.Minute))
+	x.calls()
+	_, err := x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(4*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ReadRow", "Apply"}, x.calls(), "due: 5m is before 0 + 2m + 4m")
+	assert.Equal(t, []string{"sess:a=a@7m0s"}, x.stored(), "now + m + idle + slack (idle/4)")
+	x.clock.Set(base.Add(4 * time.Minute))
+	row, err := x.tbl.ReadRow(ctx, "r")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sess:a=a"}, values(row), "still visible idle after the read")
+}
+
+// TestKeepAliveStrippedValue: a RowFilter that strips values does not keep
+// a due cell from its renewal: the cell is read once more, and rewritten
+// with its value.
+func TestKeepAliveStrippedValue(t *testing.T) {
+	ctx := context.Background()
+	x := newTouchFixture(t)
+	x.set(0, "sess", "a", "abc", ttl.For(time.Minute))
+	x.calls()
+	x.clock.Set(base.Add(50 * time.Second))
+	row, err := x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(time.Minute), ttl.RowFilter(bigtable.StripValueFilter()))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sess:a="}, values(row))
+	assert.Equal(t, []string{"ReadRow", "ReadRow", "Apply"}, x.calls())
+	assert.Equal(t, []string{"sess:a=abc@2m5s"}, x.stored(), "renewed with its value to 50s + 1m + 15s")
+	exp, _ := x.tbl.ExpiresAt(row["sess"][0])
+	assert.Equal(t, 2*time.Minute+5*time.Second, exp.Sub(base))
+}

@@ -79,6 +79,8 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	case errors.Is(err, ttl.ErrDataLoss):
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; run again with -allow-data-loss to accept the loss")
+		fmt.Fprintln(stderr, "cellttl ensure: to change the strategy of a family that holds data without losing any, move it online:")
+		fmt.Fprintln(stderr, "  \"cellttl help move\", and the README's section \"Changing a family's strategy\"")
 		return exitMismatch
 	case err != nil && plan != nil && !plan.Scan.Complete() && !plan.Scan.Estimate() && plan.Scan.Shards > 0:
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)

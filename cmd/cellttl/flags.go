@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/spec"
 )
 
 // config is a parsed command line.
@@ -34,6 +34,13 @@ type config struct {
 
 	// stats
 	values bool
+
+	// move
+	from       fromFlag
+	start      timeFlag
+	old        oldFlag
+	skew       time.Duration
+	checkpoint string
 
 	// inspect
 	at         timeFlag
@@ -67,12 +74,18 @@ func dataFlags(fs *flag.FlagSet, c *config) {
 		"that serves no application traffic (default: the instance's default profile)")
 }
 
-// scanFlags defines the flags of a command that reads a whole table.
+// scanFlags defines the flags of a command that reads a whole table and
+// can estimate from a sample of it.
 func scanFlags(fs *flag.FlagSet, c *config) {
-	dataFlags(fs, c)
-	fs.IntVar(&c.workers, "workers", ttl.DefaultWorkers, "how many shards of the table to read at `once`")
+	workerFlags(fs, c)
 	fs.Float64Var(&c.sample, "sample", 0, "read only this `fraction` of the table's shards, spread evenly, for a fast\n"+
 		"estimate (clearly labelled; it decides and changes nothing)")
+}
+
+// workerFlags defines the flags of a command that reads a whole table.
+func workerFlags(fs *flag.FlagSet, c *config) {
+	dataFlags(fs, c)
+	fs.IntVar(&c.workers, "workers", ttl.DefaultWorkers, "how many shards of the table to read at `once`")
 	fs.BoolVar(&c.progress, "progress", true, "report progress on stderr: a live line on a terminal, a line every\n"+
 		"10s otherwise")
 }
@@ -157,57 +170,22 @@ func (f *familiesFlag) names() []string {
 }
 
 func (f *familiesFlag) Set(v string) error {
-	name, spec, ok := strings.Cut(v, "=")
+	name, given, ok := strings.Cut(v, "=")
 	if !ok || name == "" {
 		return errors.New("want NAME=onesecond, NAME=default:DURATION or NAME=seqnum:VERSIONS")
 	}
 	if _, dup := f.specs[name]; dup {
 		return fmt.Errorf("family %q given twice", name)
 	}
-	s, err := parseStrategy(spec)
+	s, err := spec.Parse(given)
 	if err != nil {
 		return fmt.Errorf("family %q: %v", name, err)
 	}
 	if f.strategies == nil {
 		f.strategies, f.specs = map[string]ttl.Strategy{}, map[string]string{}
 	}
-	f.strategies[name], f.specs[name] = s, spec
+	f.strategies[name], f.specs[name] = s, given
 	return nil
-}
-
-// parseStrategy parses onesecond, default:DURATION or seqnum:VERSIONS.
-func parseStrategy(spec string) (ttl.Strategy, error) {
-	kind, arg, hasArg := strings.Cut(spec, ":")
-	switch {
-	case kind == "onesecond" && !hasArg:
-		return ttl.OneSecond(), nil
-	case kind == "default" && hasArg:
-		d, err := parseDuration(arg)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("default:%s: want a positive duration such as 48h, 90m or 30d", arg)
-		}
-		return ttl.DefaultExpiration(d), nil
-	case kind == "seqnum" && hasArg:
-		n, err := strconv.Atoi(arg)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("seqnum:%s: want a positive number of versions", arg)
-		}
-		return ttl.SequenceNumbers(n), nil
-	}
-	return nil, fmt.Errorf("strategy %q: want onesecond, default:DURATION or seqnum:VERSIONS", spec)
-}
-
-// parseDuration parses a Go duration, or a whole number of days such as
-// "30d", as cbt takes it.
-func parseDuration(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n > int(time.Duration(1<<63-1)/(24*time.Hour)) {
-			return 0, fmt.Errorf("bad duration %q", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	return time.ParseDuration(s)
 }
 
 // formatFlag is -format: text (the zero value) or json.

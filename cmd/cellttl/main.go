@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 
 	"cloud.google.com/go/bigtable"
 
@@ -60,7 +61,17 @@ type command struct {
 	run   func(ctx context.Context, c *config, stdout, stderr io.Writer) int
 }
 
-var commands = []*command{checkCommand, ensureCommand, statsCommand, inspectCommand}
+var commands = []*command{checkCommand, ensureCommand, statsCommand, inspectCommand,
+	movePlanCommand, moveStartCommand, moveStatusCommand, moveRewriteCommand, moveFinishCommand}
+
+// commandName returns the command args name, and the arguments after it:
+// "move" takes its step as a second word.
+func commandName(args []string) (string, []string) {
+	if args[0] == "move" && len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		return "move " + args[1], args[2:]
+	}
+	return args[0], args[1:]
+}
 
 // run runs cellttl with args (without the program name) and returns the
 // exit status.
@@ -69,27 +80,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	name := args[0]
+	name, rest := commandName(args)
 	switch name {
 	case "help", "-h", "-help", "--help":
 		if len(args) == 1 {
 			fmt.Fprint(stdout, usage)
 			return exitOK
 		}
-		cmd := lookup(args[1])
-		if cmd == nil || len(args) > 2 {
-			fmt.Fprintf(stderr, "cellttl help: unknown command %q; commands: check, ensure, stats, inspect\n", args[1])
+		topic, extra := commandName(rest)
+		if topic == "move" && len(extra) == 0 {
+			fmt.Fprint(stdout, moveUsage)
+			return exitOK
+		}
+		cmd := lookup(topic)
+		if cmd == nil || len(extra) > 0 {
+			fmt.Fprintf(stderr, "cellttl help: unknown command %q; commands: check, ensure, stats, inspect, move\n", strings.Join(rest, " "))
 			return exitUsage
 		}
 		printHelp(stdout, cmd)
 		return exitOK
+	case "move":
+		fmt.Fprint(stderr, moveUsage)
+		return exitUsage
 	}
 	cmd := lookup(name)
 	if cmd == nil {
 		fmt.Fprintf(stderr, "cellttl: unknown command %q; run \"cellttl help\"\n", name)
 		return exitUsage
 	}
-	c, err := parse(cmd, args[1:])
+	c, err := parse(cmd, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout, cmd)
 		return exitOK
@@ -147,6 +166,7 @@ Usage:
   cellttl ensure  -project P -instance I -table T -family SPEC... [-apply] [-allow-data-loss] [-ignore-warnings]
   cellttl stats   -project P -instance I -table T [-family SPEC]... [-values]
   cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-at TIME] ROW
+  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE]
   cellttl help [COMMAND]
 
 Commands:
@@ -158,6 +178,8 @@ Commands:
            when the expired ones become collectable and the live ones expire
   inspect  list every cell of a row: its timestamp, its expiry, the time
            left, and whether a read through the library returns it
+  move     change the strategy of a family that holds data, online: plan,
+           start, status, rewrite, finish ("cellttl help move")
 
 Commands that read a whole table (ensure, stats) split it on its tablet
 boundaries and read the pieces in parallel (-workers), report progress on

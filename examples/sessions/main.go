@@ -1,5 +1,6 @@
 // Sessions shows one-second expiration on the real clock: sessions that
-// expire in one and two seconds, and one that never does.
+// expire in one and two seconds, and one that never does; then sliding
+// expiration, a session that lives as long as it is read.
 //
 // Under ttl.OneSecond a cell's timestamp is its expiry and the family's GC
 // policy is MaxAge(1s). The program writes the sessions, polls reads
@@ -9,6 +10,13 @@
 // garbage collection removes it. On an emulator, whose GC runs every
 // 0.5–1.5 s, it waits (at most 10 s) until GC has removed the expired
 // cells; on Cloud Bigtable, where GC may take days, it does not wait.
+//
+// Then it saves two sessions for one second and reads both five times a
+// second for 2.8 s: carol with ttl.KeepAlive(1s), which renews her session
+// when it would expire within a second of the read (to 1.25 s after it),
+// dave with plain reads. Dave's session expires a second after it was
+// saved; carol's lives while she is read, and expires at least 1 s and at
+// most 1.25 s (idle + slack) after her last read, which the program checks.
 //
 // Run it with
 //
@@ -73,7 +81,7 @@ func run(target btenv.Target) error {
 	for i, s := range sessions {
 		rows[i] = s.id
 	}
-	if err := env.DeleteRows(ctx, rows...); err != nil {
+	if err := env.DeleteRows(ctx, append(rows, slidingRows...)...); err != nil {
 		return err
 	}
 
@@ -172,19 +180,31 @@ func run(target btenv.Target) error {
 	if !env.Emulated {
 		fmt.Println("\nOn Cloud Bigtable, GC is asynchronous and may take up to a week: not waiting for")
 		fmt.Println("it. Until then the expired cells are stored, and the Table never returns them.")
-		return nil
+	} else if err := waitForGC(ctx, env.Table, rows, expiry, t0); err != nil {
+		return err
 	}
+	return slide(ctx, tbl, clock)
+}
 
+// waitForGC polls the raw cells of rows until the emulator's GC has
+// deleted every expired one, printing when each goes, and fails after
+// gcDeadline from t0.
+func waitForGC(ctx context.Context, data bigtable.TableAPI, rows []string, expiry map[string]time.Time, t0 time.Time) error {
 	fmt.Printf("\nWaiting (at most %v) for the emulator's GC, a pass every 0.5–1.5 s, to delete\n", gcDeadline)
 	fmt.Println("the cells that expired more than 1s ago:")
 	fmt.Println()
 	gone := map[string]bool{}
+	var (
+		raw   []bigtable.Row
+		rawAt time.Time
+		err   error
+	)
 	for len(gone) < len(expiry) {
 		if time.Since(t0) > gcDeadline {
 			return fmt.Errorf("GC did not delete the expired cells within %v of writing them", gcDeadline)
 		}
 		time.Sleep(50 * time.Millisecond)
-		if raw, err = readRaw(ctx, env.Table, rows); err != nil {
+		if raw, err = readRaw(ctx, data, rows); err != nil {
 			return err
 		}
 		rawAt = time.Now()

@@ -1,0 +1,79 @@
+// Command cellttl-audit audits a Bigtable table with an Apache Beam
+// pipeline: the counts of `cellttl stats`, read by a runner's workers
+// (Dataflow), or, without --runner, in this process (Prism). See
+// ../../README.md.
+//
+//	cellttl-audit -project P -instance I -table T [-family NAME=SPEC]... -output FILE
+//	    [-values] [-app-profile PROFILE] [-now TIME] [--runner=dataflow --region R --staging_location gs://...]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/cellttl/ttl/beam/cmd/internal/launch"
+	"github.com/cellttl/ttl/beam/pipeline"
+)
+
+// The flags every command takes (-instance, -table, -output, -now ...)
+// are launch's.
+var (
+	cmd    = launch.New("cellttl-audit", usage, "the audit")
+	values = flag.Bool("values", false, "read values too, so that bytes include them")
+)
+
+// familiesFlag collects -family NAME=SPEC; the pipeline parses the specs.
+type familiesFlag map[string]string
+
+func (f familiesFlag) String() string {
+	parts := make([]string, 0, len(f))
+	for name, spec := range f {
+		parts = append(parts, name+"="+spec)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f familiesFlag) Set(v string) error {
+	name, spec, ok := strings.Cut(v, "=")
+	switch {
+	case !ok || name == "":
+		return errors.New("want NAME=onesecond, NAME=default:DURATION or NAME=seqnum:VERSIONS")
+	case f[name] != "":
+		return fmt.Errorf("family %q given twice", name)
+	}
+	f[name] = spec
+	return nil
+}
+
+func main() {
+	families := familiesFlag{}
+	flag.Var(families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
+		"default:DURATION (48h, 90m, 30d) or seqnum:VERSIONS; repeat for each family")
+	flag.Parse()
+	// On a worker, Init runs the worker and never returns: the checks
+	// below are for the program that builds the job.
+	beam.Init()
+
+	table, now, err := cmd.Table()
+	if err != nil {
+		cmd.UsageError(err)
+	}
+	cfg := pipeline.AuditConfig{Table: table, Families: families, Now: now, Values: *values}
+	if cmd.Run(context.Background(), func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
+		return pipeline.Audit(ctx, s, cfg)
+	}) {
+		fmt.Fprintf(os.Stderr, "cellttl-audit: wrote the audit of table %q to %s\n", cfg.Table.Table, cmd.Output())
+	}
+}
+
+const usage = `usage: cellttl-audit -project P -instance I -table T [-family NAME=SPEC]... -output FILE
+	[-values] [-app-profile PROFILE] [-bigtable-project P] [-now TIME]
+	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
+cellttl-audit -help lists every flag, Beam's too.
+`

@@ -1,0 +1,131 @@
+// Command cellttl-move-rewrite rewrites the old cells of a strategy move
+// (ttl.Move) in the new encoding with an Apache Beam pipeline: the work of
+// `cellttl move rewrite -apply`, done by a runner's workers (Dataflow),
+// or, without --runner, in this process (Prism). See ../../README.md.
+//
+//	cellttl-move-rewrite -project P -instance I -table T -family NAME=SPEC -from SPEC|none
+//	    -start TIME [-old RULE] [-skew DURATION] -output FILE [-dry-run]
+//	    [-app-profile PROFILE] [-now TIME] [--runner=dataflow --region R --staging_location gs://...]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/cellttl/ttl/beam/cmd/internal/launch"
+	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/internal/spec"
+)
+
+// The flags every command takes (-instance, -table, -output, -now ...)
+// are launch's; the move's are cellttl move's.
+var (
+	cmd    = launch.New("cellttl-move-rewrite", usage, "the rewrite's counts")
+	family = struct{ name, to string }{}
+	from   string
+	start  time.Time
+	old    = "default"
+	skew   = flag.Duration("skew", 0, "the most two processes' clocks `differ`")
+	dryRun = flag.Bool("dry-run", false, "count what the rewrite would do, and change nothing")
+)
+
+func init() {
+	flag.Func("family", "the family and the strategy it moves to, as `NAME=SPEC`: SPEC is onesecond\n"+
+		"or default:DURATION (48h, 90m, 30d) (required)", func(v string) error {
+		name, to, ok := strings.Cut(v, "=")
+		switch {
+		case !ok || name == "":
+			return errors.New("want NAME=onesecond or NAME=default:DURATION")
+		case family.name != "":
+			return errors.New("give the one family to move")
+		}
+		if _, err := spec.Parse(to); err != nil {
+			return err
+		}
+		family.name, family.to = name, to
+		return nil
+	})
+	flag.Func("from", "the family's strategy before the move: `SPEC`, or none for real timestamps (required)", func(v string) error {
+		_, err := spec.ParseFrom(v)
+		from = v
+		return err
+	})
+	flag.Func("start", "the move's start: `TIME` (RFC 3339), when writers switched (required)", func(v string) error {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return errors.New("want a time such as 2030-04-30T09:00:00Z")
+		}
+		start = t
+		return nil
+	})
+	flag.Func("old", "what the cells written before the start live by (`RULE`): default (their\n"+
+		"old rule), for:DURATION, until:TIME or forever (default: default)", func(v string) error {
+		_, err := spec.ParseOld(v)
+		old = v
+		return err
+	})
+}
+
+func main() {
+	flag.Parse()
+	// On a worker, Init runs the worker and never returns: the checks
+	// below are for the program that builds the job.
+	beam.Init()
+
+	table, now, err := cmd.Table(launch.Required{Flag: "family", Value: family.name},
+		launch.Required{Flag: "from", Value: from}, launch.Required{Flag: "start", Value: formatTime(start)})
+	if err != nil {
+		cmd.UsageError(err)
+	}
+	cfg := pipeline.RewriteConfig{Table: table, Family: family.name, To: family.to, From: from, Old: old,
+		Start: start, Skew: *skew, Now: now, DryRun: *dryRun}
+	ctx := context.Background()
+	if !cmd.Run(ctx, func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
+		return pipeline.Rewrite(ctx, s, cfg)
+	}) {
+		return
+	}
+	var r pipeline.RewriteResult
+	if err := cmd.ReadOutput(ctx, &r); err != nil {
+		cmd.Fail(fmt.Errorf("reading the counts back from %s: %w", cmd.Output(), err))
+	}
+	report(&r)
+	if !r.Complete() {
+		cmd.Fail(fmt.Errorf("read %d of %d shards", r.Scan.ShardsRead, r.Scan.Shards))
+	}
+}
+
+// report prints what the rewrite did, as cellttl move rewrite says it.
+func report(r *pipeline.RewriteResult) {
+	verb := "rewrote"
+	if r.DryRun {
+		verb = "would rewrite"
+	}
+	fmt.Printf("table %q family %q, %s at %s: %s %d old cells in the new encoding; %d left (changed meanwhile, or below a newer cell); %d already expired\n",
+		r.Table, r.Family, r.Move, formatTime(r.Now), verb, r.Rewritten, r.Kept, r.Expired)
+	if r.DryRun {
+		fmt.Println("dry run: nothing changed; run again without -dry-run")
+		return
+	}
+	fmt.Println("if the runner retried a shard, these counts may be low; `cellttl move status` counts the old cells left")
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+const usage = `usage: cellttl-move-rewrite -project P -instance I -table T -family NAME=SPEC -from SPEC|none
+	-start TIME [-old RULE] [-skew DURATION] -output FILE [-dry-run]
+	[-app-profile PROFILE] [-bigtable-project P] [-now TIME]
+	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
+cellttl-move-rewrite -help lists every flag, Beam's too.
+`

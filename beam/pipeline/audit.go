@@ -1,0 +1,197 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/spec"
+)
+
+func init() {
+	// An Audit is plain data that survives JSON (its per-family rules do
+	// not, and are not needed to merge): it crosses the shuffle as JSON.
+	beam.RegisterCoder(reflect.TypeOf((*ttl.Audit)(nil)), marshalAudit, decodeAudit)
+
+	register.DoFn3x1[context.Context, ttl.Shard, func(*ttl.Audit), error](&auditShardFn{})
+	register.Emitter1[*ttl.Audit]()
+	register.Combiner1[*ttl.Audit](&mergeAuditsFn{})
+}
+
+// AuditConfig is what to audit, as ttl.AuditTable takes it.
+type AuditConfig struct {
+	Table Table
+	// Families maps each managed family to its strategy's spec, as the
+	// cellttl command's -family takes it: onesecond, default:DURATION
+	// (48h, 90m, 30d) or seqnum:VERSIONS. The table's other families are
+	// audited as families without a strategy.
+	Families map[string]string
+	// Now is the instant at which cells are judged; the zero time means
+	// the time the pipeline is built. Every worker judges by this one
+	// instant, however long the job runs.
+	Now time.Time
+	// Values makes the reads transfer values, so that bytes include them;
+	// by default the server strips them.
+	Values bool
+}
+
+// Audit adds to the pipeline an audit of the table: ttl.AuditTable's
+// counts, read by the runner's workers. While the pipeline is built it
+// reads the table's GC policies (an admin call), fixes the instant to judge
+// by and splits the table into shards (ReadShards). Each worker audits
+// whole shards with the library's own per-row logic (ttl.NewAudit, then
+// Audit.AddRow for every row of the shard, read through Audit.Filter), and
+// the shards' audits are merged (Audit.Merge) into one.
+//
+// It returns a PCollection holding that one *ttl.Audit. Its Scan counts
+// the shards the table was split into and those read; a runner emits it
+// only when every shard was read, so that its Scan is Complete.
+func Audit(ctx context.Context, s beam.Scope, cfg AuditConfig) (beam.PCollection, error) {
+	fn, err := newAuditShardFn(ctx, cfg)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	shards, n, err := ReadShards(ctx, s, cfg.Table)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	s = s.Scope("Audit")
+	audits := beam.ParDo(s, fn, shards)
+	return beam.Combine(s, &mergeAuditsFn{Table: cfg.Table.Table, Now: fn.Now, Values: cfg.Values, Shards: n}, audits), nil
+}
+
+// newAuditShardFn checks cfg, reads the table's GC policies and returns
+// the DoFn that audits one shard.
+func newAuditShardFn(ctx context.Context, cfg AuditConfig) (*auditShardFn, error) {
+	if err := cfg.Table.check(); err != nil {
+		return nil, err
+	}
+	now := cfg.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	fn := &auditShardFn{shardReader: shardReader{Table: cfg.Table}, Families: cfg.Families, Now: now.UTC(), Values: cfg.Values}
+	info, err := tableInfo(ctx, cfg.Table)
+	if err != nil {
+		return nil, err
+	}
+	policies := map[string]bigtable.GCPolicy{}
+	for _, f := range info.FamilyInfos {
+		policies[f.Name] = f.FullGCPolicy
+	}
+	if fn.Policies, err = encodePolicies(policies); err != nil {
+		return nil, err
+	}
+	// The workers build the same audit from the same data: fail now, not
+	// on every worker.
+	if _, err := fn.newAudit(); err != nil {
+		return nil, err
+	}
+	return fn, nil
+}
+
+// auditShardFn audits whole shards: a fresh ttl.Audit for each, every row
+// of the shard given to AddRow, emitted when the shard is read to the end.
+// A shard whose read fails fails its bundle, which the runner retries; a
+// partial shard is never emitted.
+type auditShardFn struct {
+	shardReader                   // the table, and the worker's client (Setup, Teardown)
+	Families    map[string]string `json:"families"` // family → strategy spec
+	Policies    string            `json:"policies"` // family → GC policy, read at construction (encodePolicies)
+	Now         time.Time         `json:"now"`
+	Values      bool              `json:"values"`
+}
+
+// newAudit returns an empty audit of one shard.
+func (fn *auditShardFn) newAudit() (*ttl.Audit, error) {
+	strategies := make(map[string]ttl.Strategy, len(fn.Families))
+	for name, text := range fn.Families {
+		s, err := spec.Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: family %q: %w", name, err)
+		}
+		strategies[name] = s
+	}
+	policies, err := decodePolicies(fn.Policies)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	a, err := ttl.NewAudit(fn.Table.Table, fn.Now, strategies, policies, fn.Values)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	return a, nil
+}
+
+// ProcessElement audits one shard.
+func (fn *auditShardFn) ProcessElement(ctx context.Context, shard ttl.Shard, emit func(*ttl.Audit)) error {
+	a, err := fn.newAudit()
+	if err != nil {
+		return err
+	}
+	read, err := fn.read(ctx, shard, a.Filter(), func(r bigtable.Row) error {
+		a.AddRow(r)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	a.Scan = read
+	emit(a)
+	return nil
+}
+
+// mergeAuditsFn merges the shards' audits into the table's.
+type mergeAuditsFn struct {
+	Table  string    `json:"table"`
+	Now    time.Time `json:"now"`
+	Values bool      `json:"values"`
+	Shards int       `json:"shards"` // the shards the table was split into
+}
+
+// CreateAccumulator returns an audit of no shard: Merge adds each
+// family as the first shard's audit has it.
+func (fn *mergeAuditsFn) CreateAccumulator() *ttl.Audit {
+	return &ttl.Audit{Table: fn.Table, Now: fn.Now, Values: fn.Values}
+}
+
+// AddInput merges a shard's audit.
+func (fn *mergeAuditsFn) AddInput(a, shard *ttl.Audit) (*ttl.Audit, error) {
+	return a, a.Merge(shard)
+}
+
+// MergeAccumulators merges the audits of two sets of shards.
+func (fn *mergeAuditsFn) MergeAccumulators(a, b *ttl.Audit) (*ttl.Audit, error) {
+	return a, a.Merge(b)
+}
+
+// ExtractOutput returns the table's audit, which says how many shards the
+// table was split into, so that its Scan is Complete when every one was
+// read.
+func (fn *mergeAuditsFn) ExtractOutput(a *ttl.Audit) *ttl.Audit {
+	a.Scan.Shards = fn.Shards
+	return a
+}
+
+// WriteAudit writes the audits of col (Audit's one) to filename as
+// indented JSON, the form `cellttl stats -format json` prints: WriteJSON.
+func WriteAudit(s beam.Scope, filename string, col beam.PCollection) {
+	WriteJSON(s.Scope("WriteAudit"), filename, col)
+}
+
+func marshalAudit(a *ttl.Audit) ([]byte, error) { return json.Marshal(a) }
+
+func decodeAudit(b []byte) (*ttl.Audit, error) {
+	a := new(ttl.Audit)
+	if err := json.Unmarshal(b, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}

@@ -1,0 +1,191 @@
+// Package pipeline builds Apache Beam pipelines that do the table-wide work
+// of github.com/cellttl/ttl past one machine: the table is split on its
+// tablet boundaries (ttl.Shards) when the pipeline is built, the shards are
+// reshuffled so that the runner spreads them over its workers, and a DoFn
+// reads each shard with the library's own per-row logic.
+//
+// Audit is ttl.AuditTable's counts, from many workers; Rewrite is
+// ttl.RewriteMove's rewrite of a strategy move's old cells. ReadShards is
+// the part every job shares: each takes its PCollection of shards, with a
+// DoFn of its own that embeds the client and the reading of one shard.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"cloud.google.com/go/bigtable"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/cellttl/ttl"
+)
+
+func init() {
+	// Shards cross the Reshuffle as rows of two strings.
+	beam.RegisterType(reflect.TypeOf(ttl.Shard{}))
+	register.Function1x2[beam.T, string, error](encodeJSON)
+}
+
+// A Table names a Bigtable table and the app profile to read it with. It is
+// plain data, so that DoFns carry it to the workers, where each opens its
+// own client (see Open). When BIGTABLE_EMULATOR_HOST is set, the clients
+// connect to that emulator instead.
+type Table struct {
+	Project  string `json:"project"`
+	Instance string `json:"instance"`
+	Table    string `json:"table"`
+	// AppProfile is the app profile for reads, such as one that routes to
+	// a cluster that serves no application traffic; "" is the instance's
+	// default profile. Admin calls (the table's GC policies) take none.
+	AppProfile string `json:"app_profile,omitempty"`
+}
+
+// check reports a Table that names no table.
+func (t Table) check() error {
+	if t.Project == "" || t.Instance == "" || t.Table == "" {
+		return errors.New("pipeline: a table needs a project, an instance and a table ID")
+	}
+	return nil
+}
+
+// Open returns a data client for the table's instance, with its app
+// profile. A pipeline exports no client-side metrics of its own: the
+// runner's metrics and the DoFns' counters say what it did.
+func (t Table) Open(ctx context.Context) (*bigtable.Client, error) {
+	c, err := bigtable.NewClientWithConfig(ctx, t.Project, t.Instance,
+		bigtable.ClientConfig{AppProfile: t.AppProfile, MetricsProvider: bigtable.NoopMetricsProvider{}})
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: connecting to instance %s/%s: %w", t.Project, t.Instance, err)
+	}
+	return c, nil
+}
+
+// ReadShards splits the table on the boundaries Bigtable reports for its
+// tablets (ttl.Shards, read now, while the pipeline is built) and returns
+// them as a PCollection of ttl.Shard, reshuffled so that the runner hands
+// them to many workers instead of reading them where they were created,
+// and how many there are. Every row of the table is in exactly one shard.
+//
+// A DoFn that takes the shards embeds a shardReader, which opens a client
+// on each worker in Setup and reads a shard with ReadRows(ctx,
+// shard.RowSet(), ...).
+func ReadShards(ctx context.Context, s beam.Scope, t Table) (beam.PCollection, int, error) {
+	if err := t.check(); err != nil {
+		return beam.PCollection{}, 0, err
+	}
+	client, err := t.Open(ctx)
+	if err != nil {
+		return beam.PCollection{}, 0, err
+	}
+	defer client.Close()
+	shards, err := ttl.Shards(ctx, client.Open(t.Table))
+	if err != nil {
+		return beam.PCollection{}, 0, fmt.Errorf("pipeline: table %q: %w", t.Table, err)
+	}
+	s = s.Scope("ReadShards")
+	return beam.Reshuffle(s, beam.CreateList(s, shards)), len(shards), nil
+}
+
+// shardReader is what a DoFn over the shards of ReadShards embeds: the
+// table, carried to the workers, and the client each worker opens for it.
+// Its Setup and Teardown are the DoFn's; read reads one shard.
+type shardReader struct {
+	Table Table `json:"table"`
+
+	client *bigtable.Client
+	tbl    *bigtable.Table
+}
+
+// Setup opens the worker's client.
+func (r *shardReader) Setup(ctx context.Context) error {
+	c, err := r.Table.Open(ctx)
+	if err != nil {
+		return err
+	}
+	r.client, r.tbl = c, c.Open(r.Table.Table)
+	return nil
+}
+
+// Teardown closes the worker's client.
+func (r *shardReader) Teardown() error {
+	if r.client == nil {
+		return nil
+	}
+	err := r.client.Close()
+	r.client, r.tbl = nil, nil
+	return err
+}
+
+// read reads the rows of shard through filter and passes each to row,
+// stopping at the first error row returns. It returns what it read,
+// counted as ttl.AuditTable counts one shard read to the end: one read,
+// one shard, the rows and cells returned and those the server saw. A cell
+// is counted once per time the server returns it: the filters read with
+// here return each cell once. A shard not read to the end (an error) is an
+// error: the DoFn fails its bundle, which the runner retries.
+func (r *shardReader) read(ctx context.Context, shard ttl.Shard, filter bigtable.Filter, row func(bigtable.Row) error) (ttl.Scan, error) {
+	read := ttl.Scan{Reads: 1}
+	stats := func(st *bigtable.FullReadStats) {
+		read.RowsSeen += int(st.ReadIterationStats.RowsSeenCount)
+		read.CellsSeen += int(st.ReadIterationStats.CellsSeenCount)
+	}
+	var failed error
+	err := r.tbl.ReadRows(ctx, shard.RowSet(), func(rw bigtable.Row) bool {
+		read.RowsReturned++
+		for _, items := range rw {
+			read.CellsReturned += len(items)
+		}
+		failed = row(rw)
+		return failed == nil
+	}, bigtable.RowFilter(filter), bigtable.WithFullReadStats(stats))
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		return ttl.Scan{}, fmt.Errorf("pipeline: shard %v: %w", shard, err)
+	}
+	read.ShardsRead = 1
+	shardsRead.Inc(ctx, 1)
+	rowsReturned.Inc(ctx, int64(read.RowsReturned))
+	cellsReturned.Inc(ctx, int64(read.CellsReturned))
+	return read, nil
+}
+
+// tableInfo reads the table's families and their GC policies (an admin
+// call, made while a pipeline is built).
+func tableInfo(ctx context.Context, t Table) (*bigtable.TableInfo, error) {
+	admin, err := bigtable.NewAdminClient(ctx, t.Project, t.Instance)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: connecting to instance %s/%s: %w", t.Project, t.Instance, err)
+	}
+	defer admin.Close()
+	info, err := admin.TableInfo(ctx, t.Table)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: table %q: %w", t.Table, err)
+	}
+	return info, nil
+}
+
+// WriteJSON writes the elements of col, such as the one of Audit's or
+// Rewrite's PCollection, to filename as indented JSON.
+func WriteJSON(s beam.Scope, filename string, col beam.PCollection) {
+	s = s.Scope("WriteJSON")
+	textio.Write(s, filename, beam.ParDo(s, encodeJSON, col))
+}
+
+func encodeJSON(x beam.T) (string, error) {
+	b, err := json.MarshalIndent(x, "", "  ")
+	return string(b), err
+}
+
+// The counters a runner shows while the job runs (Dataflow's job page).
+var (
+	shardsRead    = beam.NewCounter("cellttl", "shards_read")
+	rowsReturned  = beam.NewCounter("cellttl", "rows_returned")
+	cellsReturned = beam.NewCounter("cellttl", "cells_returned")
+)

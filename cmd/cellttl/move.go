@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/spec"
+)
+
+// The move commands carry a family that holds data from one strategy to
+// another, online, with ttl.Move: plan, start, status, rewrite, finish.
+
+const moveUsage = `cellttl move changes the strategy of a family that holds data, online, with
+readers and writers running (ttl.Move):
+
+  a family without a strategy (real timestamps)  -> onesecond, seqnum:N, default:D
+  seqnum:N                                       -> onesecond, default:D
+  default:D                                      -> onesecond
+
+Every process that reads or writes the family is configured, before the
+move's start, with ttl.Move{From, To, Start, Old, Skew}, the same values
+these commands take. Then:
+
+  cellttl move plan     what the move will do: the GC policy before, during
+                        and after it, the boundary, the old cells live and
+                        expired, the misplaced ones, when it can end
+  cellttl move start    before the start: set the move's GC policy; from
+                        default:D, rewrite the old cells stamped above the
+                        boundary (needs -checkpoint)
+  cellttl move status   where the move stands, and what blocks its end
+  cellttl move rewrite  after the start: rewrite the old cells in the new
+                        encoding now, instead of waiting for them to expire
+                        (resumable with -checkpoint)
+  cellttl move finish   once no old cell is live: set the new strategy's GC
+                        policy; then configure the processes with it alone
+
+start, rewrite and finish are dry runs unless -apply is given. Flags:
+
+  -family NAME=SPEC   the family and the strategy it moves to
+  -from SPEC|none     the strategy it moves from; none for real timestamps
+  -start TIME         when writers switch, RFC 3339, announced in advance
+  -old RULE           what the cells written before the start live by:
+                      default (their old rule), for:DURATION (after their
+                      write time; from seqnum, after the start),
+                      until:TIME, forever
+  -skew DURATION      the most two processes' clocks differ
+
+Exit status: 0 done (or nothing to do); 1 failed, or a scan did not finish;
+2 bad command line; 3 refused: finish while old cells are live, start
+while misplaced cells remain.
+
+Run "cellttl help move STEP" for a step's flags. The README's section
+"Changing a family's strategy" walks through a move.
+`
+
+// moveStep makes the command of one step of a move.
+func moveStep(step, help string, flags func(fs *flag.FlagSet, c *config), run func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int) *command {
+	return &command{
+		name:  "move " + step,
+		args:  " -from SPEC|none -start TIME [-old RULE] [-skew DURATION]",
+		help:  help,
+		scans: true,
+		flags: func(fs *flag.FlagSet, c *config) {
+			workerFlags(fs, c)
+			fs.Var(&c.from, "from", "the family's strategy before the move: `SPEC`, or none for real timestamps (required)")
+			fs.Var(&c.start, "start", "the move's start: `TIME` (RFC 3339), when writers switch (required)")
+			fs.Var(&c.old, "old", "what the cells written before the start live by (`RULE`): default (their\n"+
+				"old rule), for:DURATION, until:TIME or forever")
+			fs.DurationVar(&c.skew, "skew", 0, "the most two processes' clocks `differ`")
+			if flags != nil {
+				flags(fs, c)
+			}
+		},
+		run: func(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+			m, err := c.move()
+			if err != nil {
+				fmt.Fprintf(stderr, "cellttl move %s: %v\n", step, err)
+				return exitUsage
+			}
+			return run(ctx, c, m, stdout, stderr)
+		},
+	}
+}
+
+var (
+	movePlanCommand = moveStep("plan", `Plan reads the family and prints what the move will do, changing nothing:
+its GC policy now, during the move and after it, the boundary between the
+two encodings, the old cells live (for a reader lagging by -skew) and
+expired, those stamped on the wrong side of the boundary, when the move can
+end, and what blocks each step.`, nil, runMovePlan)
+
+	moveStatusCommand = moveStep("status", `Status reads the family and prints where the move stands: started or not,
+the old cells still live and until when, the new cells, and what blocks the
+end. With -checkpoint, the one "move start" used, it knows the cells start
+rewrote.`, checkpointFlag, runMovePlan)
+
+	moveStartCommand = moveStep("start", `Start prepares the family, before the start and once every process is
+configured with the move: from default:D it rewrites the old cells stamped
+at or above the boundary in the new encoding (each only if unchanged,
+recorded in -checkpoint first so that a second run rewrites nothing twice),
+then it sets the family's GC policy to the move's. A dry run unless -apply.`,
+		func(fs *flag.FlagSet, c *config) {
+			checkpointFlag(fs, c)
+			applyFlags(fs, c)
+		}, runMoveChange(ttl.StartMove))
+
+	moveRewriteCommand = moveStep("rewrite", `Rewrite rewrites, after the start, the cells the old rule keeps live in the
+new encoding, so that the move can end now: each keeps its value and its
+expiry, and is rewritten only if still there unchanged and no newer cell of
+its column would be outranked. With -checkpoint an interrupted rewrite
+resumes where it stopped and counts every cell once. Moves to or from
+seqnum cannot be rewritten: they end by waiting. A dry run unless -apply.`,
+		func(fs *flag.FlagSet, c *config) {
+			checkpointFlag(fs, c)
+			applyFlags(fs, c)
+		}, runMoveChange(ttl.RewriteMove))
+
+	moveFinishCommand = moveStep("finish", `Finish ends the move: once no cell of the old rule is live (for a reader
+lagging by -skew), it sets the family's GC policy to the new strategy's. It
+refuses, exiting 3, while one is, unless -allow-data-loss. Then configure
+the processes with the new strategy alone. A dry run unless -apply.`,
+		func(fs *flag.FlagSet, c *config) {
+			applyFlags(fs, c)
+			fs.BoolVar(&c.allowDataLoss, "allow-data-loss", false, "finish although old cells are live: they are hidden and deleted")
+		}, runMoveChange(ttl.FinishMove))
+)
+
+func checkpointFlag(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.checkpoint, "checkpoint", "", "a `file` recording the step's progress, to resume it")
+}
+
+func applyFlags(fs *flag.FlagSet, c *config) {
+	fs.BoolVar(&c.apply, "apply", false, "make the changes (without it, a dry run)")
+	fs.BoolVar(&c.ignoreWarnings, "ignore-warnings", false, "pass Bigtable's IgnoreWarnings with the GC policy change")
+}
+
+// move returns the ttl.Move the command line describes.
+func (c *config) move() (ttl.Move, error) {
+	names := c.families.names()
+	switch {
+	case len(names) != 1:
+		return ttl.Move{}, errors.New("give the one family to move with -family NAME=SPEC (SPEC: the strategy it moves to)")
+	case !c.from.set:
+		return ttl.Move{}, errors.New("missing -from SPEC or -from none")
+	case c.start.t.IsZero():
+		return ttl.Move{}, errors.New("missing -start TIME")
+	}
+	return ttl.Move{From: c.from.s, To: c.families.strategies[names[0]], Start: c.start.t, Old: c.old.life, Skew: c.skew}, nil
+}
+
+// moveOptions returns the library's options for the command line.
+func (c *config) moveOptions(progress *progressLine) ttl.MoveOptions {
+	o := ttl.MoveOptions{
+		DryRun:         !c.apply,
+		AllowDataLoss:  c.allowDataLoss,
+		IgnoreWarnings: c.ignoreWarnings,
+		Scan:           progress.options(c),
+	}
+	if c.checkpoint != "" {
+		o.Checkpoint = ttl.FileCheckpoint(c.checkpoint)
+	}
+	return o
+}
+
+func runMovePlan(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
+	return runMoveStep(ttl.PlanMove, false)(ctx, c, m, stdout, stderr)
+}
+
+// runMoveChange runs a step that changes the family, a dry run unless
+// -apply.
+func runMoveChange(step moveFunc) func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
+	return runMoveStep(step, true)
+}
+
+// A moveFunc is one of the library's move tools.
+type moveFunc = func(context.Context, *bigtable.AdminClient, string, bigtable.TableAPI, string, ttl.Move, ttl.MoveOptions) (*ttl.MoveReport, error)
+
+// runMoveStep runs one step of a move and prints its report; changes says
+// whether the step changes the family.
+func runMoveStep(step moveFunc, changes bool) func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
+		name := "move"
+		admin, err := adminClient(ctx, c)
+		if err != nil {
+			return fail(stderr, name, err)
+		}
+		defer admin.Close()
+		client, err := dataClient(ctx, c)
+		if err != nil {
+			return fail(stderr, name, err)
+		}
+		defer client.Close()
+		progress := newProgress(c, stderr)
+		r, err := step(ctx, admin, c.table, client.Open(c.table), c.families.names()[0], m, c.moveOptions(progress))
+		progress.end()
+		if r != nil {
+			if c.format.json {
+				if err := printJSON(stdout, r); err != nil {
+					return fail(stderr, name, err)
+				}
+			} else {
+				fmt.Fprint(stdout, r)
+			}
+		}
+		switch {
+		case errors.Is(err, ttl.ErrDataLoss):
+			fmt.Fprintf(stderr, "cellttl move: %v\n", err)
+			fmt.Fprintln(stderr, "cellttl move: refused, nothing changed")
+			return exitMismatch
+		case err != nil && r != nil && r.Scan.ShardsRead < r.Scan.Shards:
+			fmt.Fprintf(stderr, "cellttl move: %v\n", err)
+			fmt.Fprintln(stderr, "cellttl move: the scan did not finish: the counts above are partial")
+			return exitFailed
+		case err != nil:
+			return fail(stderr, name, err)
+		}
+		if changes && !c.apply && !c.format.json {
+			fmt.Fprintln(stdout, "dry run: nothing changed; run again with -apply")
+		}
+		return exitOK
+	}
+}
+
+// fromFlag is -from: a strategy SPEC, or none.
+type fromFlag struct {
+	s   ttl.Strategy
+	set bool
+}
+
+func (f *fromFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	if f.s == nil {
+		return "none"
+	}
+	return f.s.String()
+}
+
+func (f *fromFlag) Set(v string) error {
+	s, err := spec.ParseFrom(v)
+	if err != nil {
+		return err
+	}
+	f.s, f.set = s, true
+	return nil
+}
+
+// oldFlag is -old: default, for:DURATION, until:TIME or forever.
+type oldFlag struct {
+	life ttl.Lifetime
+	spec string
+}
+
+func (f *oldFlag) String() string {
+	if f == nil || f.spec == "" {
+		return "default"
+	}
+	return f.spec
+}
+
+func (f *oldFlag) Set(v string) error {
+	life, err := spec.ParseOld(v)
+	if err != nil {
+		return err
+	}
+	f.life, f.spec = life, v
+	return nil
+}

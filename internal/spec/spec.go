@@ -1,0 +1,91 @@
+// Package spec parses the strategy specs that the cellttl commands take
+// on their command lines: onesecond, default:DURATION and seqnum:VERSIONS,
+// and the other halves of a move (ParseFrom, ParseOld).
+// The cellttl command and the Beam pipelines (a module of their own, in
+// beam/) both parse -family, -from and -old with it, so that a spec means
+// one thing everywhere.
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cellttl/ttl"
+)
+
+// Parse parses onesecond, default:DURATION or seqnum:VERSIONS.
+func Parse(spec string) (ttl.Strategy, error) {
+	kind, arg, hasArg := strings.Cut(spec, ":")
+	switch {
+	case kind == "onesecond" && !hasArg:
+		return ttl.OneSecond(), nil
+	case kind == "default" && hasArg:
+		d, err := ParseDuration(arg)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("default:%s: want a positive duration such as 48h, 90m or 30d", arg)
+		}
+		return ttl.DefaultExpiration(d), nil
+	case kind == "seqnum" && hasArg:
+		n, err := strconv.Atoi(arg)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("seqnum:%s: want a positive number of versions", arg)
+		}
+		return ttl.SequenceNumbers(n), nil
+	}
+	return nil, fmt.Errorf("strategy %q: want onesecond, default:DURATION or seqnum:VERSIONS", spec)
+}
+
+// ParseDuration parses a Go duration, or a whole number of days such as
+// "30d", as cbt takes it.
+func ParseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > int(time.Duration(1<<63-1)/(24*time.Hour)) {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// ParseFrom parses the strategy a move starts from: a strategy spec (see
+// Parse), or "none" for a family without a strategy, whose cells carry
+// real write times; none is a nil Strategy, as ttl.Move.From takes it.
+func ParseFrom(spec string) (ttl.Strategy, error) {
+	if spec == "none" {
+		return nil, nil
+	}
+	return Parse(spec)
+}
+
+// ParseOld parses what the cells written before a move's start live by
+// (ttl.Move.Old): default (their old rule), for:DURATION (a Go duration
+// or a whole number of days, see ParseDuration), until:TIME (RFC 3339) or
+// forever.
+func ParseOld(spec string) (ttl.Lifetime, error) {
+	kind, arg, hasArg := strings.Cut(spec, ":")
+	switch {
+	case (kind == "default" || kind == "forever") && hasArg:
+		return ttl.Default, fmt.Errorf("%s takes no argument: want default, for:DURATION, until:TIME or forever", kind)
+	case kind == "default":
+		return ttl.Default, nil
+	case kind == "forever":
+		return ttl.Forever, nil
+	case kind == "for":
+		d, err := ParseDuration(arg)
+		if err != nil || d <= 0 {
+			return ttl.Default, fmt.Errorf("for:%s: want a positive duration such as 30m or 7d", arg)
+		}
+		return ttl.For(d), nil
+	case kind == "until":
+		t, err := time.Parse(time.RFC3339Nano, arg)
+		if err != nil {
+			return ttl.Default, fmt.Errorf("until:%s: want a time such as 2030-04-30T09:00:00Z", arg)
+		}
+		return ttl.Until(t), nil
+	}
+	return ttl.Default, errors.New("want default, for:DURATION, until:TIME or forever")
+}

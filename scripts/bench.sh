@@ -34,8 +34,10 @@ bin="$OUT/ttl.test"
 go test -c -o "$bin" .
 
 # The sub-benchmarks, as the binary names them: one quick pass of each.
+# Only the pairs (impl=...): BenchmarkShardedScan measures workers, not the
+# library against the raw client (BENCHMARKS.md, "Table-wide work").
 mapfile -t names < <("$bin" -test.run '^$' -test.bench "$BENCH" -test.benchtime 1x -test.cpu "$CPU" |
-	awk '/^Benchmark/ { print $1 }')
+	awk '/^Benchmark/ && /\/impl=/ { print $1 }')
 benches=$(printf '%s\n' "${names[@]}" | sed 's,/.*,,' | awk '!seen[$0]++')
 
 results="$OUT/results.txt"

@@ -88,11 +88,7 @@ var badMutations = []badMutation{
 // TestInvalidMutations checks the mutations Bigtable cannot take.
 func TestInvalidMutations(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
-	rec := &recorder{TableAPI: raw}
-	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(clock.Now))
-	require.NoError(t, err)
+	tbl, rec, _ := recordedTable(t)
 	good := set("f", "c", "v", ttl.For(time.Hour))
 	bad := set("f", "c", "v", ttl.For(-time.Hour))
 	withOwn := ttl.NewCondMutation(nil, good, nil)
@@ -116,7 +112,7 @@ func TestInvalidMutations(t *testing.T) {
 	}
 	assert.Empty(t, rec.Calls())
 
-	_, err = tbl.ApplyBulk(ctx, []string{"a", "b"}, []*ttl.Mutation{good})
+	_, err := tbl.ApplyBulk(ctx, []string{"a", "b"}, []*ttl.Mutation{good})
 	require.ErrorIs(t, err, ttl.ErrInvalidMutation)
 	assert.Contains(t, err.Error(), "2 rows but 1 mutations")
 

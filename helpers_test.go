@@ -92,3 +92,16 @@ func set(family, column, value string, life ttl.Lifetime) *ttl.Mutation {
 
 // pick returns one of xs, chosen with r.
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
+
+// recordedTable is a Table of one OneSecond family "f" on a fresh emulator
+// table, read and written through a recorder, at a fake clock reading base.
+func recordedTable(t *testing.T) (*ttl.Table, *recorder, *bigtable.Table) {
+	t.Helper()
+	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
+	rec := &recorder{TableAPI: raw}
+	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl, rec, raw
+}

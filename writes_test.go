@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // Writes through a Table: one clock reading per call for every cell,
@@ -66,11 +65,7 @@ func TestOneClockReadingPerCall(t *testing.T) {
 // their own index and not sent, and the others are applied.
 func TestApplyBulkPerRowErrors(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
-	rec := &recorder{TableAPI: raw}
-	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(clock.Now))
-	require.NoError(t, err)
+	tbl, rec, _ := recordedTable(t)
 	good := func(v string) *ttl.Mutation { return set("f", "c", v, ttl.For(time.Hour)) }
 	rows := []string{"r0", "r1", "r2", "r3", "r4", "r5"}
 	muts := []*ttl.Mutation{good("0"), set("f", "c", "1", ttl.For(-1)), good("2"), nil, ttl.NewCondMutation(nil, good("4"), nil), good("5")}

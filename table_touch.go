@@ -57,11 +57,11 @@ func (t *Table) Touch(ctx context.Context, row, family, column string, life Life
 	if err != nil {
 		return false, err
 	}
-	cell, written, ok, err := t.newestLive(ctx, row, family, column, now)
+	cell, written, ok, err := t.newestLive(ctx, s, row, family, column, now)
 	if err != nil || !ok {
 		return false, err
 	}
-	moved, err := t.rewrite(ctx, row, family, column, cell, written, ts, now)
+	moved, err := t.rewrite(ctx, s, row, family, column, cell, written, ts, now)
 	switch {
 	case err != nil:
 		return false, err
@@ -88,11 +88,11 @@ func (t *Table) stamp(s Strategy, now time.Time, life Lifetime, family, column s
 	return ts, nil
 }
 
-// newestLive reads the newest cell of family:column live at now, and with
-// RecordWriteTime the value of its write-time companion (nil for none).
-func (t *Table) newestLive(ctx context.Context, row, family, column string, now time.Time) (cell bigtable.ReadItem, written []byte, ok bool, err error) {
-	hide := now.Add(t.margin)
-	f := bigtable.ChainFilters(t.plan.live(hide), exactColumn(family, column), bigtable.LatestNFilter(1))
+// newestLive reads the newest cell of family:column, under s, live at now,
+// and with RecordWriteTime the value of its write-time companion (nil for
+// none).
+func (t *Table) newestLive(ctx context.Context, s Strategy, row, family, column string, now time.Time) (cell bigtable.ReadItem, written []byte, ok bool, err error) {
+	f := newestLive(s, family, column, now.Add(t.margin))
 	if t.companions {
 		f = bigtable.InterleaveFilters(f, t.companions.column(family, column))
 	}
@@ -111,12 +111,19 @@ func (t *Table) newestLive(ctx context.Context, row, family, column string, now 
 	return cell, written, ok, nil
 }
 
-// rewrite replaces family:column with cell's value stamped ts, and with
+// newestLive is the filter that passes the newest cell of family:column
+// that s keeps at hide. It names the column first and applies only the
+// family's own rule: no other family's branch, no regular expression.
+func newestLive(s Strategy, family, column string, hide time.Time) bigtable.Filter {
+	return bigtable.ChainFilters(exactColumn(family, column), s.Filter(hide), bigtable.LatestNFilter(1))
+}
+
+// rewrite replaces family:column, under s, with cell's value stamped ts, and with
 // written (if not nil) as its write-time companion, if cell is still the
 // column's newest cell live at now, unchanged. It reports whether it
 // wrote.
-func (t *Table) rewrite(ctx context.Context, row, family, column string, cell bigtable.ReadItem, written []byte, ts bigtable.Timestamp, now time.Time) (bool, error) {
-	same := bigtable.ChainFilters(t.plan.live(now.Add(t.margin)), exactColumn(family, column), bigtable.LatestNFilter(1),
+func (t *Table) rewrite(ctx context.Context, s Strategy, row, family, column string, cell bigtable.ReadItem, written []byte, ts bigtable.Timestamp, now time.Time) (bool, error) {
+	same := bigtable.ChainFilters(newestLive(s, family, column, now.Add(t.margin)),
 		tsRange{lo: cell.Timestamp, hi: cell.Timestamp + 1000, open: cell.Timestamp > MaxTimestamp-1000}.filter(),
 		exactValue(cell.Value))
 	b := newBuilt()
@@ -190,7 +197,7 @@ func (t *Table) renew(ctx context.Context, r bigtable.Row, rd *read) {
 				// The RowFilter may have stripped the value, which the
 				// renewal must rewrite: read the cell as stored. A newer
 				// cell than the one returned is a race lost.
-				stored, storedWritten, ok, err := t.newestLive(ctx, r.Key(), family, qualifier, rd.now)
+				stored, storedWritten, ok, err := t.newestLive(ctx, s, r.Key(), family, qualifier, rd.now)
 				if err != nil {
 					rd.renewal.add(r.Key(), cell.Column, err)
 					continue
@@ -200,7 +207,7 @@ func (t *Table) renew(ctx context.Context, r bigtable.Row, rd *read) {
 				}
 				cell.Value, written[k] = stored.Value, storedWritten
 			}
-			moved, err := t.rewrite(ctx, r.Key(), family, qualifier, cell, written[k], stamps[k], rd.now)
+			moved, err := t.rewrite(ctx, s, r.Key(), family, qualifier, cell, written[k], stamps[k], rd.now)
 			switch {
 			case err != nil:
 				rd.renewal.add(r.Key(), items[i].Column, err)

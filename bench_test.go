@@ -26,6 +26,7 @@ import (
 //	ttl-undeclared  the library without OtherFamilies: a regex in the filter
 //	ttl-wt          the library with RecordWriteTime (companion cells)
 //	ttl-wt-read     the same, reading WithWriteTimes
+//	ttl-keepalive   the library, reading with KeepAlive (bench_idle_test.go)
 //
 // Each impl runs on a fresh in-process emulator, on a table with a managed
 // family (OneSecond) and an unmanaged one, neither with a GC policy, so the
@@ -107,8 +108,11 @@ func newSide(b *testing.B, impl string) *side {
 		return s
 	}
 	s.tbl = newBenchTable(b, s.raw, impl, s.clock)
-	if impl == "ttl-wt-read" {
+	switch impl {
+	case "ttl-wt-read":
 		s.read = []ttl.ReadOption{ttl.WithWriteTimes()}
+	case "ttl-keepalive":
+		s.read = []ttl.ReadOption{ttl.KeepAlive(benchIdle)}
 	}
 	return s
 }
@@ -118,7 +122,7 @@ func newBenchTable(b *testing.B, tbl bigtable.TableAPI, impl string, clock *fake
 	b.Helper()
 	opts := []ttl.Option{ttl.WithClock(clock.Now)}
 	switch impl {
-	case "ttl":
+	case "ttl", "ttl-keepalive":
 		opts = append(opts, ttl.OtherFamilies(benchOther))
 	case "ttl-undeclared":
 	case "ttl-wt", "ttl-wt-read":

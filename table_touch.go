@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -146,74 +147,130 @@ func slack(idle time.Duration) time.Duration { return min(idle/4, 24*time.Hour) 
 // column's newest returned cell of a family whose cells expire by time,
 // expiring before the read's now + idle. A cell renewed is updated in r
 // with its new timestamp. Failures other than a lost race are recorded
-// in rd.
+// in rd. Renewals are sent in an order a caller can predict: the row's
+// families by name, each family's columns as read.
 func (t *Table) renew(ctx context.Context, r bigtable.Row, rd *read) {
 	// Reads hide a cell from its expiry less the margin: to stay visible
 	// for idle, a cell must expire after now + margin + idle.
 	due := rd.now.Add(t.margin + rd.idle)
-	until := Until(due.Add(slack(rd.idle)))
+	var first string
+	n := 0
 	for family, items := range r {
-		s, managed := t.managed[family]
-		if !managed {
+		if t.anyDue(family, items, due) {
+			if n++; n == 1 {
+				first = family
+			}
+		}
+	}
+	switch n {
+	case 0:
+		return // nothing due: no allocation, no request
+	case 1:
+		t.renewFamily(ctx, r, first, due, rd)
+		return
+	}
+	families := make([]string, 0, n)
+	for family, items := range r {
+		if t.anyDue(family, items, due) {
+			families = append(families, family)
+		}
+	}
+	sort.Strings(families)
+	for _, family := range families {
+		t.renewFamily(ctx, r, family, due, rd)
+	}
+}
+
+// renewable returns the strategy of family if its cells expire by time.
+func (t *Table) renewable(family string) (Strategy, bool) {
+	s, managed := t.managed[family]
+	if !managed {
+		return nil, false
+	}
+	if _, versions := s.Versions(); versions {
+		return nil, false
+	}
+	return s, true
+}
+
+// isDue tells whether items[i], a cell of a family whose strategy is s,
+// is due at due: its column's newest returned cell, expiring before due.
+func isDue(s Strategy, items []bigtable.ReadItem, i int, due time.Time) bool {
+	if i > 0 && items[i].Column == items[i-1].Column {
+		return false // not the newest returned cell of its column
+	}
+	exp, expires := s.ExpiresAt(items[i].Timestamp)
+	return expires && exp.Before(due)
+}
+
+// anyDue tells whether a cell of family in items is due at due.
+func (t *Table) anyDue(family string, items []bigtable.ReadItem, due time.Time) bool {
+	s, ok := t.renewable(family)
+	if !ok {
+		return false
+	}
+	for i := range items {
+		if isDue(s, items, i, due) {
+			return true
+		}
+	}
+	return false
+}
+
+// renewFamily renews the due cells of family in row r, in the order read.
+func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, due time.Time, rd *read) {
+	s, _ := t.renewable(family)
+	items := r[family]
+	until := Until(due.Add(slack(rd.idle)))
+	var missing []int // cells due whose write times the read did not fetch
+	var stamps []bigtable.Timestamp
+	for i, it := range items {
+		if !isDue(s, items, i, due) {
 			continue
 		}
-		if _, versions := s.Versions(); versions {
-			continue
-		}
-		var missing []int // cells due whose write times the read did not fetch
-		var stamps []bigtable.Timestamp
-		for i, it := range items {
-			if i > 0 && it.Column == items[i-1].Column {
-				continue // not the newest returned cell of its column
-			}
-			exp, expires := s.ExpiresAt(it.Timestamp)
-			if !expires || !exp.Before(due) {
-				continue
-			}
-			// The new expiry is past due, the old one before it: a
-			// renewal never shortens.
-			ts, err := t.stamp(s, rd.now, until, family, it.Column)
-			if err != nil {
-				rd.renewal.add(r.Key(), it.Column, err)
-				continue
-			}
-			missing = append(missing, i)
-			stamps = append(stamps, ts)
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		written, err := t.writeTimesOf(ctx, r.Key(), family, items, missing, rd)
+		// The new expiry is past due, the old one before it: a renewal
+		// never shortens.
+		ts, err := t.stamp(s, rd.now, until, family, it.Column)
 		if err != nil {
-			for _, i := range missing {
-				rd.renewal.add(r.Key(), items[i].Column, err)
-			}
+			rd.renewal.add(r.Key(), it.Column, err)
 			continue
 		}
-		for k, i := range missing {
-			_, qualifier := splitColumn(items[i].Column)
-			cell := items[i]
-			if len(cell.Value) == 0 {
-				// The RowFilter may have stripped the value, which the
-				// renewal must rewrite: read the cell as stored. A newer
-				// cell than the one returned is a race lost.
-				stored, storedWritten, ok, err := t.newestLive(ctx, s, r.Key(), family, qualifier, rd.now)
-				if err != nil {
-					rd.renewal.add(r.Key(), cell.Column, err)
-					continue
-				}
-				if !ok || stored.Timestamp != cell.Timestamp {
-					continue
-				}
-				cell.Value, written[k] = stored.Value, storedWritten
+		missing = append(missing, i)
+		stamps = append(stamps, ts)
+	}
+	if len(missing) == 0 {
+		return
+	}
+	written, err := t.writeTimesOf(ctx, r.Key(), family, items, missing, rd)
+	if err != nil {
+		for _, i := range missing {
+			rd.renewal.add(r.Key(), items[i].Column, err)
+		}
+		return
+	}
+	for k, i := range missing {
+		_, qualifier := splitColumn(items[i].Column)
+		cell := items[i]
+		if len(cell.Value) == 0 {
+			// The RowFilter may have stripped the value, which the
+			// renewal must rewrite: read the cell as stored. A newer
+			// cell than the one returned is a race lost.
+			stored, storedWritten, ok, err := t.newestLive(ctx, s, r.Key(), family, qualifier, rd.now)
+			if err != nil {
+				rd.renewal.add(r.Key(), cell.Column, err)
+				continue
 			}
-			moved, err := t.rewrite(ctx, s, r.Key(), family, qualifier, cell, written[k], stamps[k], rd.now)
-			switch {
-			case err != nil:
-				rd.renewal.add(r.Key(), items[i].Column, err)
-			case moved:
-				items[i].Timestamp = stamps[k]
+			if !ok || stored.Timestamp != cell.Timestamp {
+				continue
 			}
+			cell.Value, written[k] = stored.Value, storedWritten
+		}
+		moved, err := t.rewrite(ctx, s, r.Key(), family, qualifier, cell, written[k], stamps[k], rd.now)
+		switch {
+		case err != nil:
+			rd.renewal.add(r.Key(), items[i].Column, err)
+		case moved:
+			items[i].Timestamp = stamps[k]
 		}
 	}
 }

@@ -137,9 +137,9 @@ type rowFilterOption struct {
 // RecordWriteTime and without WithWriteTimes, one read of the row's write
 // times first). A cell read again and again is thus renewed at most once
 // per slack, however short idle is: a renewed cell expires idle + slack
-// after the read that renewed it, so once the reads stop it expires between
-// idle and idle + slack after the last one (1ms either way for
-// rounding). A renewal never shortens an expiry, never creates a cell, and
+// after the read that renewed it (rounded up to the millisecond), so once
+// the reads stop it expires between idle and idle + slack + 1ms after the
+// last one. A renewal never shortens an expiry, never creates a cell, and
 // never overwrites a newer write: one that loses such a race is not an
 // error, the newer state stands. A cell the read does not return (hidden
 // by the RowFilter) is not renewed, nor a Forever cell. A due cell returned

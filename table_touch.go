@@ -143,6 +143,17 @@ func (t *Table) rewrite(ctx context.Context, s Strategy, row, family, column str
 // a cell read again and again is renewed at most once per slack.
 func slack(idle time.Duration) time.Duration { return min(idle/4, 24*time.Hour) }
 
+// ceilMillisecond rounds t up to a whole millisecond. A renewal's expiry
+// is rounded down to the millisecond, as every expiry is; from a whole
+// millisecond it stays put, so a renewed cell never expires before the
+// instant KeepAlive promised, even when slack is under a millisecond.
+func ceilMillisecond(t time.Time) time.Time {
+	if r := t.Truncate(time.Millisecond); !r.Equal(t) {
+		return r.Add(time.Millisecond)
+	}
+	return t
+}
+
 // renew renews, as KeepAlive says, the cells of row r that are due: each
 // column's newest returned cell of a family whose cells expire by time,
 // expiring before the read's now + idle. A cell renewed is updated in r
@@ -221,7 +232,7 @@ func (t *Table) anyDue(family string, items []bigtable.ReadItem, due time.Time) 
 func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, due time.Time, rd *read) {
 	s, _ := t.renewable(family)
 	items := r[family]
-	until := Until(due.Add(slack(rd.idle)))
+	until := Until(ceilMillisecond(due.Add(slack(rd.idle))))
 	var missing []int // cells due whose write times the read did not fetch
 	var stamps []bigtable.Timestamp
 	for i, it := range items {

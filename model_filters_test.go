@@ -158,3 +158,17 @@ func (f fInterleave) eval(cs []flatCell, order []string) []flatCell {
 	sortFlat(out, order)
 	return out
 }
+
+// fStrip strips values, as a caller reading keys or timestamps alone does.
+type fStrip struct{}
+
+func (fStrip) bt() bigtable.Filter { return bigtable.StripValueFilter() }
+func (fStrip) rowLimit() bool      { return false }
+func (fStrip) String() string      { return bigtable.StripValueFilter().String() }
+func (fStrip) eval(cs []flatCell, _ []string) []flatCell {
+	out := slices.Clone(cs)
+	for i := range out {
+		out[i].Value = ""
+	}
+	return out
+}

@@ -26,6 +26,7 @@ type gen struct {
 	m        *model
 	values   int
 	condNext string // the row of a condition to make next
+	sliding  bool   // also Touch and reads with KeepAlive
 }
 
 func (g *gen) family() string {
@@ -339,6 +340,11 @@ func (g *gen) op() op {
 		row, g.condNext = g.condNext, ""
 		return op{kind: opApply, row: row, mut: g.cond(row, true)}
 	}
+	if g.sliding {
+		if o, ok := g.slidingOp(row); ok {
+			return o
+		}
+	}
 	switch x := g.r.IntN(100); {
 	case x < 22:
 		return op{kind: opClock, at: g.clock()}
@@ -370,6 +376,11 @@ func (g *gen) op() op {
 		}
 		return op{kind: opReadRow, read: g.readSpec(row)}
 	}
+	return g.readRowsOp(row)
+}
+
+// readRowsOp returns a ReadRows of a random row set.
+func (g *gen) readRowsOp(row string) op {
 	r := g.readSpec(row)
 	switch g.r.IntN(3) {
 	case 0:
@@ -395,7 +406,7 @@ func (g *gen) op() op {
 // generate makes n operations, applying each to its own model so that the
 // next can aim at what is stored.
 func generate(v *variant, seed uint64, n int) []op {
-	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x5eed)), v: v, m: newModel(v)}
+	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x5eed)), v: v, m: newModel(v), sliding: true}
 	ops := make([]op, n)
 	for i := range ops {
 		ops[i] = g.op()
@@ -406,6 +417,10 @@ func generate(v *variant, seed uint64, n int) []op {
 
 // replay applies o to the model alone, as a generator keeps its own.
 func (m *model) replay(o op) {
+	if o.slides() {
+		m.replaySlide(o)
+		return
+	}
 	switch o.kind {
 	case opClock:
 		m.now = o.at

@@ -148,6 +148,7 @@ const (
 	opBulk
 	opReadRow
 	opReadRows
+	opTouch // model_sliding_rules_test.go
 )
 
 // rowSetSpec is a bigtable.RowSet: every row, a list, or a range.
@@ -187,6 +188,7 @@ type readSpec struct {
 	limit      int64      // LimitRows, or 0
 	reverse    bool
 	writeTimes bool
+	idle       time.Duration // KeepAlive(idle), or 0
 }
 
 func (r readSpec) options() []ttl.ReadOption {
@@ -202,6 +204,9 @@ func (r readSpec) options() []ttl.ReadOption {
 	}
 	if r.writeTimes {
 		opts = append(opts, ttl.WithWriteTimes())
+	}
+	if r.idle > 0 {
+		opts = append(opts, ttl.KeepAlive(r.idle))
 	}
 	return opts
 }
@@ -220,6 +225,9 @@ func (r readSpec) optionString() string {
 	if r.writeTimes {
 		s = append(s, "WithWriteTimes()")
 	}
+	if r.idle > 0 {
+		s = append(s, fmt.Sprintf("KeepAlive(%v)", r.idle))
+	}
 	if len(s) == 0 {
 		return ""
 	}
@@ -236,9 +244,19 @@ type op struct {
 	rows []string   // opBulk
 	muts []*mutSpec // opBulk
 	read readSpec   // opReadRow, opReadRows
+	// opTouch; inject also for a read with KeepAlive (nil: none)
+	touch  touchSpec
+	inject *injectSpec
 }
 
 func (o op) String() string {
+	if o.inject != nil {
+		return o.plainString() + ", with " + o.inject.String()
+	}
+	return o.plainString()
+}
+
+func (o op) plainString() string {
 	switch o.kind {
 	case opClock:
 		return "clock.Set(" + o.at.UTC().Format(time.RFC3339Nano) + ")"
@@ -252,6 +270,8 @@ func (o op) String() string {
 		return "ApplyBulk(" + strings.Join(parts, ", ") + ")"
 	case opReadRow:
 		return fmt.Sprintf("ReadRow(%q%s)", o.read.row, o.read.optionString())
+	case opTouch:
+		return fmt.Sprintf("Touch(%q, %s, %q, %v)", o.touch.row, o.touch.fam, o.touch.col, o.touch.life)
 	}
 	return fmt.Sprintf("ReadRows(%v%s)", o.read.rows, o.read.optionString())
 }

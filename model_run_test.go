@@ -55,10 +55,18 @@ func run(t testing.TB, e *emulator.Emulator, v *variant, name string, ops []op, 
 	t.Helper()
 	const rawEvery = 16
 	clock := newClock(base)
-	tbl, raw := v.newTable(t, e, name, clock)
+	raw := v.newRaw(t, e, name)
+	x := &injector{TableAPI: raw, other: v.open(t, raw, clock.Now)}
+	tbl := v.open(t, x, clock.Now)
 	m := newModel(v)
 	for i, o := range ops {
-		if msg := step(tbl, clock, m, o, st); msg != "" {
+		var msg string
+		if o.slides() {
+			msg = stepSliding(tbl, raw, x, m, o, st)
+		} else {
+			msg = step(tbl, clock, m, o, st)
+		}
+		if msg != "" {
 			return i, msg
 		}
 		if i%rawEvery == rawEvery-1 || i == len(ops)-1 {
@@ -78,6 +86,7 @@ type runStats struct {
 	matched, unmatched int // conditional predicates
 	reads, hiding      int // reads; reads of rows with stored cells that are not live
 	orderDependent     int // reads whose result depends on the family order
+	sliding            slideStats
 }
 
 func (st *runStats) outcome(err error) {
@@ -97,8 +106,8 @@ func (st *runStats) outcome(err error) {
 }
 
 func (st *runStats) String() string {
-	return fmt.Sprintf("%d writes applied, %d refused %v; conditions %d matched, %d not; %d reads, %d of rows holding hidden cells, %d depending on family order",
-		st.written, st.refused, st.sentinels, st.matched, st.unmatched, st.reads, st.hiding, st.orderDependent)
+	return fmt.Sprintf("%d writes applied, %d refused %v; conditions %d matched, %d not; %d reads, %d of rows holding hidden cells, %d depending on family order; %v",
+		st.written, st.refused, st.sentinels, st.matched, st.unmatched, st.reads, st.hiding, st.orderDependent, st.sliding)
 }
 
 func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *runStats) string {
@@ -164,32 +173,7 @@ func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *runStats) string
 			}
 		}
 	case opReadRow, opReadRows:
-		got := readResult{cells: map[string][]flatCell{}}
-		families := m.v.familyNames()
-		var expiries []string // ExpiresAt of each cell returned, where it differs from the rule
-		add := func(r bigtable.Row) bool {
-			got.keys = append(got.keys, r.Key())
-			got.cells[r.Key()] = flatRow(r, families)
-			for _, items := range r {
-				for _, it := range items {
-					e, ok := tbl.ExpiresAt(it)
-					we, wok := m.expiry(it)
-					if ok != wok || !e.Equal(we) {
-						expiries = append(expiries, fmt.Sprintf("ExpiresAt(%s@%d) = %v, %v want %v, %v", it.Column, it.Timestamp, e, ok, we, wok))
-					}
-				}
-			}
-			return true
-		}
-		var err error
-		if o.kind == opReadRow {
-			var r bigtable.Row
-			if r, err = tbl.ReadRow(ctx, o.read.row, o.read.options()...); r != nil {
-				add(r)
-			}
-		} else {
-			err = tbl.ReadRows(ctx, o.read.rows.rowSet(), add, o.read.options()...)
-		}
+		got, expiries, err := readThrough(tbl, m, o)
 		if err != nil {
 			return fmt.Sprintf("read failed: %v", err)
 		}

@@ -53,17 +53,23 @@ func (v *variant) strategy(family string) ttl.Strategy {
 // newTable makes the variant's Table on a fresh table of e, reading clock.
 func (v *variant) newTable(t testing.TB, e *emulator.Emulator, name string, clock *fakeClock) (*ttl.Table, *bigtable.Table) {
 	t.Helper()
+	raw := v.newRaw(t, e, name)
+	return v.open(t, raw, clock.Now), raw
+}
+
+// newRaw makes a fresh table of e with the variant's families.
+func (v *variant) newRaw(t testing.TB, e *emulator.Emulator, name string) *bigtable.Table {
+	t.Helper()
 	fams := map[string]bigtable.GCPolicy{}
 	for _, f := range v.familyNames() {
 		fams[f] = nil // no GC: the emulator's GC runs on the real clock
 	}
-	raw := e.TableForTest(t, name, fams)
-	return v.open(t, raw, clock.Now), raw
+	return e.TableForTest(t, name, fams)
 }
 
 // open makes the variant's Table on raw, reading the clock now: each
 // process that shares raw opens its own.
-func (v *variant) open(t testing.TB, raw *bigtable.Table, now func() time.Time) *ttl.Table {
+func (v *variant) open(t testing.TB, raw bigtable.TableAPI, now func() time.Time) *ttl.Table {
 	t.Helper()
 	managed := map[string]ttl.Strategy{}
 	var others []string

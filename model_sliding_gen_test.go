@@ -31,7 +31,7 @@ func (g *gen) slidingOp(row string) (op, bool) {
 		}
 		if g.r.IntN(5) < 2 {
 			fam, col := g.liveColumn(row)
-			o.inject = g.injection(1+g.r.IntN(4), row, fam, col)
+			o.inject = g.injection(pick(g.r, 1, 1, 1, 2, 3, 4), row, fam, col)
 		}
 		return o, true
 	}
@@ -44,9 +44,14 @@ func (g *gen) touchOp(row string) op {
 	if g.r.IntN(4) > 0 {
 		fam, col = g.liveColumn(row)
 	}
-	life := lifeSpec{kind: lkFor, d: g.duration()}
-	if g.r.IntN(3) == 0 {
+	var life lifeSpec
+	switch g.r.IntN(4) {
+	case 0:
 		life = g.life(fam)
+	case 1:
+		life = lifeSpec{kind: lkFor, d: g.duration()}
+	default: // a lifetime a session would get
+		life = lifeSpec{kind: lkFor, d: time.Duration(1 + g.r.Int64N(int64(10*time.Minute)))}
 	}
 	o := op{kind: opTouch, touch: touchSpec{row: row, fam: fam, col: col, life: life}}
 	if g.r.IntN(2) == 0 {

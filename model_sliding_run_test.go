@@ -296,6 +296,12 @@ func (st *runStats) slid(o op, s *slide) {
 	}
 }
 
+func (x *slideStats) add(o slideStats) {
+	x.touches, x.touched, x.conflicts = x.touches+o.touches, x.touched+o.touched, x.conflicts+o.conflicts
+	x.keepAlives, x.renewed, x.lost = x.keepAlives+o.keepAlives, x.renewed+o.renewed, x.lost+o.lost
+	x.injectedBetween += o.injectedBetween
+}
+
 func (x slideStats) String() string {
 	return fmt.Sprintf("%d touches (%d touched, %d conflicts), %d KeepAlive reads (%d cells renewed, %d renewals beaten), %d writes injected between two requests",
 		x.touches, x.touched, x.conflicts, x.keepAlives, x.renewed, x.lost, x.injectedBetween)

@@ -90,9 +90,12 @@ func modelSettings(t *testing.T) (int, uint64) {
 }
 
 // TestModel runs random operations on each variant of table and checks
-// every outcome against the model.
+// every outcome against the model: writes, conditions, reads, clock moves,
+// and Touch and KeepAlive reads with another process's write between
+// their requests (model_sliding_*_test.go).
 func TestModel(t *testing.T) {
 	n, seed := modelSettings(t)
+	var sliding slideStats // over the variants
 	for i := range modelVariants {
 		v := &modelVariants[i]
 		t.Run(v.name, func(t *testing.T) {
@@ -102,14 +105,19 @@ func TestModel(t *testing.T) {
 			idx, msg := run(t, e, v, "t", ops, st)
 			if idx < 0 {
 				t.Log(st)
-				if n >= 300 && (st.written < n/10 || st.refused < n/50 || st.reads < n/10 || st.hiding < n/50 || st.matched == 0 || st.unmatched == 0) {
+				if n >= 300 && (st.written < n/10 || st.refused < n/50 || st.reads < n/10 || st.hiding < n/50 || st.matched == 0 || st.unmatched == 0 ||
+					st.sliding.touches < n/50 || st.sliding.keepAlives < n/50 || st.sliding.touched == 0 || st.sliding.renewed == 0) {
 					t.Errorf("the run exercised too little: %v", st)
 				}
+				sliding.add(st.sliding)
 				return
 			}
 			reportFailure(t, seed, ops, idx, msg, fmt.Sprintf("on table %q, from clock %v", v.name, base.Format(time.RFC3339)),
 				func(name string, ops []op) (int, string) { return run(t, e, v, name, ops, nil) })
 		})
+	}
+	if !t.Failed() && n >= 1000 && (sliding.conflicts == 0 || sliding.lost == 0 || sliding.injectedBetween < n/100) {
+		t.Errorf("the runs raced Touch and KeepAlive too little: %v", sliding)
 	}
 }
 

@@ -254,6 +254,17 @@ func TestMoveReadModifyWrite(t *testing.T) {
 			assert.False(t, errors.Is(err, ttl.ErrServerTimestamp), "%v after the start: %v", tt.m, err)
 		}
 	}
+
+	// Within Skew of the boundary the server may stamp the cell on either
+	// side: past Start, a move to OneSecond would read it as expired.
+	m := ttl.Move{To: ttl.OneSecond(), Start: start, Old: ttl.For(time.Hour), Skew: 2 * time.Minute}
+	clock := newClock(start.Add(-3 * time.Minute))
+	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": m}, nil)
+	_, err := tbl.ApplyReadModifyWrite(ctx, "r", incr)
+	assert.False(t, errors.Is(err, ttl.ErrServerTimestamp), "more than Skew before the start: %v", err)
+	clock.Set(start.Add(-time.Minute))
+	_, err = tbl.ApplyReadModifyWrite(ctx, "r", incr)
+	assert.ErrorIs(t, err, ttl.ErrServerTimestamp, "within Skew before the start")
 }
 
 // TestMoveRefused checks every move NewTable refuses.

@@ -488,14 +488,22 @@ func (m Move) supersedes(ts bigtable.Timestamp) (tsRange, bool) {
 
 // readModifyWrite allows read-modify-write where the rule of the side the
 // server's now falls on lives on server timestamps, and reports both
-// sides' expired cells.
+// sides' expired cells. The server's clock is known only to within Skew
+// of now: within Skew of the boundary either side may stamp the cell, and
+// a cell stamped on the other side would be read by the other rule (past
+// Start under OneSecond, expired at once), so read-modify-write is
+// refused there.
 func (m Move) readModifyWrite(now time.Time, margin time.Duration) (bool, []tsRange) {
 	if m.valid() != nil {
 		return false, nil
 	}
 	old, new, _ := m.sides()
+	onOld := old.span.contains(bigtable.Time(now.Add(-m.Skew)))
+	if onOld != old.span.contains(bigtable.Time(now.Add(m.Skew))) {
+		return false, nil
+	}
 	r := new
-	if old.span.contains(bigtable.Time(now)) {
+	if onOld {
 		r = old
 	}
 	ok := r.kind == byTime && r.time.serverTimestamps() || r.kind == always && m.From == nil

@@ -191,7 +191,8 @@ fi
 # CPU) and allocations, each client-side pair (nothing sent) within 1.25
 # in time and bytes allocated, a KeepAlive read with nothing to renew
 # within 1.05 of the same read without it, as median per-round ratios,
-# and Strategy.Timestamp free of allocations. Touch's pair has no target:
+# Strategy.Timestamp free of allocations, and (SCALE=1) the scale tests'
+# own targets, which they check. Touch's pair has no target:
 # it is reported.
 misses=$(
 	{
@@ -199,6 +200,12 @@ misses=$(
 			$2 ~ /^ (Apply|ApplyBulk|ReadRow|ReadRows|CondApply) $/ && $3 ~ /^ (ns|cpu-ns|allocs)\/op $/ && $5 + 0 > 1.05 { print }
 			$2 ~ /^ (ClientApply|ClientApplyBulk) $/ && $3 ~ /^ (ns|B)\/op $/ && $5 + 0 > 1.25 { print }'
 		paired ttl ttl-keepalive | awk -F'|' '$3 ~ /^ (ns|cpu-ns|allocs)\/op $/ && $5 + 0 > 1.05 { print }'
+		# The scale tests check their own targets (peak heap within 1.1 of
+		# raw, a scan's heap flat as the rows grow) and fail when missed.
+		if [ "$SCALE" = 1 ] && ! grep -q '^ok' "$OUT/scale.txt"; then
+			grep -E '^\s+scale_test.go:[0-9]+: .*(target|grows)' "$OUT/scale.txt" | sed -E 's/^\s+/scale: /' ||
+				echo "scale: the scale tests failed (see $OUT/scale.txt)"
+		fi
 		for impl in ttl ttl-default ttl-seqnum; do
 			"$benchstat" -format csv -filter '.name:Timestamp' -col "/impl@($impl)" "$results" 2>/dev/null |
 				awk -F, -v impl="$impl" '/allocs\/op/ { a = 1; next } a && $1 == "Timestamp" && $2 + 0 > 0 { print "Timestamp " impl " allocates " $2 }'

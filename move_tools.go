@@ -315,6 +315,10 @@ func (r *MoveReport) plan(m Move) {
 		r.Blockers = append(r.Blockers, "the move has not started: it cannot finish before "+formatTime(m.Start))
 	}
 	switch {
+	case r.OldNeverExpire.Cells > 0 && m.rewritable() != nil:
+		r.Blockers = append(r.Blockers, fmt.Sprintf("%s of the old rule never expire, and cells cannot be rewritten between sequence numbers and times: "+
+			"the move never ends by itself; give the old cells an end (Old: For or Until), or finish with data loss",
+			plural(int(r.OldNeverExpire.Cells), "live cell", "live cells")))
 	case r.OldNeverExpire.Cells > 0:
 		r.Blockers = append(r.Blockers, fmt.Sprintf("%s of the old rule never expire: rewrite them (or finish with data loss)",
 			plural(int(r.OldNeverExpire.Cells), "live cell", "live cells")))

@@ -275,3 +275,28 @@ func TestRewriteMoveCountsWhatItKeeps(t *testing.T) {
 	assert.Equal(t, ttl.Rewrite{Kept: 1}, n)
 	assert.Equal(t, []bigtable.Timestamp{ms(start.Add(-15 * time.Minute))}, x.stamps("r", "c"))
 }
+
+// TestPlanMoveThatNeverEnds: in a move between sequence numbers and times
+// whose old cells never expire, nothing can end them but a finish with data
+// loss (they cannot be rewritten), and the plan says so instead of
+// suggesting a rewrite.
+func TestPlanMoveThatNeverEnds(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		m  ttl.Move
+		ts bigtable.Timestamp
+	}{
+		{ttl.Move{From: ttl.SequenceNumbers(1), To: ttl.OneSecond(), Start: start, Old: ttl.Forever}, 5000},
+		{ttl.Move{To: ttl.SequenceNumbers(2), Start: start, Old: ttl.Forever}, ms(start.Add(-time.Hour))},
+	} {
+		x := newMoveTable(t, nil)
+		x.put("a", "c", "old", tt.ts)
+		r, err := ttl.PlanMove(ctx, x.e.Admin, "t", x.raw, "f", tt.m, x.opts(time.Minute))
+		require.NoError(t, err)
+		require.Len(t, r.Blockers, 1, "%v", tt.m)
+		assert.Contains(t, r.Blockers[0], "the move never ends by itself", "%v", tt.m)
+		assert.NotContains(t, r.Blockers[0], "rewrite them", "%v", tt.m)
+		_, err = ttl.RewriteMove(ctx, x.e.Admin, "t", x.raw, "f", tt.m, ttl.MoveOptions{Now: x.clock.Now})
+		assert.ErrorIs(t, err, ttl.ErrInvalidOption, "%v cannot be rewritten", tt.m)
+	}
+}

@@ -86,6 +86,16 @@ var badCalls = []badCall{
 	}, ttl.ErrInvalidOption},
 	{"bad other family name", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, ttl.OtherFamilies("-meta"))) }, ttl.ErrInvalidOption},
 
+	{"move from a strategy to itself", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"clicks": ttl.Move{From: ttl.DefaultExpiration(time.Hour), To: ttl.DefaultExpiration(2 * time.Hour), Start: base.Add(time.Hour)}}))
+	}, ttl.ErrInvalidStrategy},
+	{"move without a start", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": ttl.Move{To: ttl.OneSecond()}}))
+	}, ttl.ErrInvalidStrategy},
+	{"move with a negative skew", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": ttl.Move{To: ttl.OneSecond(), Start: base.Add(time.Hour), Skew: -time.Second}}))
+	}, ttl.ErrInvalidStrategy},
+
 	{"nil mutation", nil, func(x *badFixture) error { return x.tbl.Apply(x.ctx, "r", nil) }, ttl.ErrInvalidMutation},
 	{"empty mutation", nil, func(x *badFixture) error { return x.tbl.Apply(x.ctx, "r", ttl.NewMutation()) }, ttl.ErrInvalidMutation},
 	{"conditional without changes", nil, func(x *badFixture) error {
@@ -118,6 +128,24 @@ var badCalls = []badCall{
 	{"write times not recorded", nil, func(x *badFixture) error {
 		return x.tbl.ReadRows(x.ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { return true }, ttl.WithWriteTimes())
 	}, ttl.ErrInvalidOption},
+	{"KeepAlive(0)", nil, func(x *badFixture) error { return errOf(x.tbl.ReadRow(x.ctx, "r", ttl.KeepAlive(0))) }, ttl.ErrInvalidOption},
+	{"two KeepAlives", nil, func(x *badFixture) error {
+		return errOf(x.tbl.ReadRow(x.ctx, "r", ttl.KeepAlive(time.Minute), ttl.KeepAlive(time.Hour)))
+	}, ttl.ErrInvalidOption},
+
+	{"Touch under SequenceNumbers", nil, func(x *badFixture) error { return errOf(x.tbl.Touch(x.ctx, "r", "rev", "c", ttl.Version(1))) }, ttl.ErrLifetime},
+	{"Touch in a family without a strategy", nil, func(x *badFixture) error {
+		return errOf(x.tbl.Touch(x.ctx, "r", "meta", "c", ttl.Default))
+	}, ttl.ErrLifetime},
+	{"Touch in an undeclared family", []ttl.Option{ttl.OtherFamilies()}, func(x *badFixture) error {
+		return errOf(x.tbl.Touch(x.ctx, "r", "meta", "c", ttl.Default))
+	}, ttl.ErrUnknownFamily},
+	{"Touch with an expired lifetime", nil, func(x *badFixture) error {
+		return errOf(x.tbl.Touch(x.ctx, "r", "sess", "c", ttl.For(-time.Hour)))
+	}, ttl.ErrExpired},
+	{"Touch of a reserved column", []ttl.Option{ttl.RecordWriteTime()}, func(x *badFixture) error {
+		return errOf(x.tbl.Touch(x.ctx, "r", "clicks", "\xff\xffn", ttl.Default))
+	}, ttl.ErrReservedColumn},
 
 	{"read-modify-write under OneSecond", nil, func(x *badFixture) error {
 		return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", increment("sess", "n")))
@@ -171,6 +199,7 @@ var sentinelNames = map[error]string{
 	ttl.ErrUnknownFamily: "ErrUnknownFamily", ttl.ErrInvalidMutation: "ErrInvalidMutation",
 	ttl.ErrReservedColumn: "ErrReservedColumn", ttl.ErrServerTimestamp: "ErrServerTimestamp",
 	ttl.ErrFamilyMismatch: "ErrFamilyMismatch", ttl.ErrDataLoss: "ErrDataLoss", ttl.ErrNilArgument: "ErrNilArgument",
+	ttl.ErrConflict: "ErrConflict", ttl.ErrRenewal: "ErrRenewal",
 }
 
 // sentinelOf names the one sentinel err wraps, or describes what is wrong.

@@ -106,8 +106,12 @@ func (st *runStats) outcome(err error) {
 }
 
 func (st *runStats) String() string {
-	return fmt.Sprintf("%d writes applied, %d refused %v; conditions %d matched, %d not; %d reads, %d of rows holding hidden cells, %d depending on family order; %v",
-		st.written, st.refused, st.sentinels, st.matched, st.unmatched, st.reads, st.hiding, st.orderDependent, st.sliding)
+	s := fmt.Sprintf("%d writes applied, %d refused %v; conditions %d matched, %d not; %d reads, %d of rows holding hidden cells, %d depending on family order",
+		st.written, st.refused, st.sentinels, st.matched, st.unmatched, st.reads, st.hiding, st.orderDependent)
+	if st.sliding.touches+st.sliding.keepAlives > 0 {
+		s += fmt.Sprintf("; %v", st.sliding)
+	}
+	return s
 }
 
 func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *runStats) string {

@@ -68,11 +68,7 @@ func moveStep(step, help string, flags func(fs *flag.FlagSet, c *config), run fu
 		scans: true,
 		flags: func(fs *flag.FlagSet, c *config) {
 			workerFlags(fs, c)
-			fs.Var(&c.from, "from", "the family's strategy before the move: `SPEC`, or none for real timestamps (required)")
-			fs.Var(&c.start, "start", "the move's start: `TIME` (RFC 3339), when writers switch (required)")
-			fs.Var(&c.old, "old", "what the cells written before the start live by (`RULE`): default (their\n"+
-				"old rule), for:DURATION, until:TIME or forever")
-			fs.DurationVar(&c.skew, "skew", 0, "the most two processes' clocks `differ`")
+			moveFlags(fs, c, " (required)")
 			if flags != nil {
 				flags(fs, c)
 			}
@@ -140,18 +136,35 @@ func applyFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.ignoreWarnings, "ignore-warnings", false, "pass Bigtable's IgnoreWarnings with the GC policy change")
 }
 
-// move returns the ttl.Move the command line describes.
+// moveFlags defines the flags that describe a move, as ttl.Move takes
+// them. required is appended to the help of -from and -start.
+func moveFlags(fs *flag.FlagSet, c *config, required string) {
+	fs.Var(&c.from, "from", "the family's strategy before the move: `SPEC`, or none for real timestamps"+required)
+	fs.Var(&c.start, "start", "the move's start: `TIME` (RFC 3339), when writers switch"+required)
+	fs.Var(&c.old, "old", "what the cells written before the start live by (`RULE`): default (their\n"+
+		"old rule), for:DURATION, until:TIME or forever")
+	fs.DurationVar(&c.skew, "skew", 0, "the most two processes' clocks `differ`")
+}
+
+// move returns the ttl.Move the command line of a move command describes.
 func (c *config) move() (ttl.Move, error) {
 	names := c.families.names()
-	switch {
-	case len(names) != 1:
+	if len(names) != 1 {
 		return ttl.Move{}, errors.New("give the one family to move with -family NAME=SPEC (SPEC: the strategy it moves to)")
+	}
+	return c.moveOf(names[0])
+}
+
+// moveOf returns the ttl.Move of family name that the move flags describe:
+// from -from to the strategy given with -family.
+func (c *config) moveOf(name string) (ttl.Move, error) {
+	switch {
 	case !c.from.set:
 		return ttl.Move{}, errors.New("missing -from SPEC or -from none")
 	case c.start.t.IsZero():
 		return ttl.Move{}, errors.New("missing -start TIME")
 	}
-	return ttl.Move{From: c.from.s, To: c.families.strategies[names[0]], Start: c.start.t, Old: c.old.life, Skew: c.skew}, nil
+	return ttl.Move{From: c.from.s, To: c.families.strategies[name], Start: c.start.t, Old: c.old.life, Skew: c.skew}, nil
 }
 
 // moveOptions returns the library's options for the command line.

@@ -33,6 +33,11 @@ type watchedServer struct {
 	// hold is how long each ReadRows waits before it reads, so that the
 	// shards read at once overlap.
 	hold time.Duration
+	// stall makes a ReadRows of the rows from this key wait until its
+	// caller gives up; stalled, if not nil, is sent to when one starts
+	// waiting.
+	stall   string
+	stalled chan struct{}
 
 	mu        sync.Mutex
 	profiles  map[string]int // app profile → data requests made with it
@@ -90,7 +95,7 @@ func (w *watchedServer) intercept(srv any, ss grpc.ServerStream, info *grpc.Stre
 }
 
 // watchedRead is a ReadRows stream: receiving its request records its app
-// profile, then holds it.
+// profile, then holds or stalls it.
 type watchedRead struct {
 	grpc.ServerStream
 	w *watchedServer
@@ -111,6 +116,13 @@ func (r *watchedRead) RecvMsg(m any) error {
 	select {
 	case <-time.After(r.w.hold):
 	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if ranges := req.GetRows().GetRowRanges(); r.w.stall != "" && len(ranges) > 0 && string(ranges[0].GetStartKeyClosed()) == r.w.stall {
+		if r.w.stalled != nil {
+			r.w.stalled <- struct{}{}
+		}
+		<-ctx.Done()
 		return status.FromContextError(ctx.Err()).Err()
 	}
 	return nil
@@ -392,5 +404,54 @@ func TestAppProfile(t *testing.T) {
 			assert.NotEmpty(t, profiles[profile], "%v: no request with profile %q", run, profile)
 			assert.Len(t, profiles, 1, "%v: every request with profile %q: %v", run, profile, profiles)
 		}
+	}
+}
+
+// TestScanCutShort checks a scan that does not finish: the last shard's
+// read stalls until -timeout. stats and ensure print the counts of the
+// four shards read, labelled partial, decide nothing and exit 1.
+func TestScanCutShort(t *testing.T) {
+	w := startWatched(t, seeded)
+	w.seed(t, time.Now())
+	w.stall = "r8"
+
+	stdout, stderr, code := cellttl(statsArgs("-timeout", "500ms")...)
+	assert.Equal(t, exitFailed, code)
+	assert.Regexp(t, `^table "t" at \S+: the scan stopped after 4 of 5 shards: the counts below are partial;`, stdout)
+	assert.Contains(t, stdout, "\nsess    OneSecond()                 never   ≥6 cells (120 B)  ≥2 cells (40 B)  0               ≥2 cells (40 B)\n")
+	assert.Contains(t, stdout, "\nclicks  DefaultExpiration(48h0m0s)  never   ≥8 cells (144 B)  0 ")
+	assert.Contains(t, stdout, "  scan: 4 of 5 shards read (partial), 4 reads, 8 rows and 17 cells seen")
+	assert.Contains(t, stderr, "DeadlineExceeded")
+	assert.Contains(t, stderr, "cellttl stats: the scan did not finish: the counts above are partial\n")
+
+	stdout, _, code = cellttl(statsArgs("-timeout", "500ms", "-format", "json")...)
+	assert.Equal(t, exitFailed, code)
+	a := decodeAudit(t, stdout)
+	assert.False(t, a.Complete)
+	assert.False(t, a.Estimate)
+	assert.Equal(t, 4, a.Scan.ShardsRead)
+	assert.Equal(t, int64(2), a.Families[2].Expired.Cells)
+
+	// ensure, even with -apply: nothing decided, nothing changed.
+	stdout, stderr, code = cellttl(ensureArgs("-timeout", "500ms", "-apply")...)
+	assert.Equal(t, exitFailed, code)
+	assert.Regexp(t, `^table "t" at \S+: the scan stopped after 4 of 5 shards: nothing decided, nothing changed; the counts below are partial\n`, stdout)
+	assert.Contains(t, stdout, "never  maxage=2d  undecided  ≥0\n")
+	assert.Contains(t, stdout, "never  maxage=1s  undecided  ≥2\n")
+	assert.NotContains(t, stdout, "refused")
+	assert.Contains(t, stdout, "  scan: 4 of 5 shards read (partial)")
+	assert.Contains(t, stderr, "cellttl ensure: the scan did not finish: nothing was decided or changed, the counts above are partial\n")
+	assert.NotContains(t, stderr, "-allow-data-loss")
+	assert.Equal(t, map[string]string{"sess": "", "clicks": "", "meta": ""}, policies(t, w.e.Admin), "nothing changed")
+
+	stdout, _, code = cellttl(ensureArgs("-timeout", "500ms", "-format", "json")...)
+	assert.Equal(t, exitFailed, code)
+	p := decodePlan(t, stdout)
+	assert.False(t, p.Decided)
+	assert.Contains(t, p.State, "nothing decided")
+	assert.Equal(t, 4, p.Scan.ShardsRead)
+	for _, f := range p.Families {
+		assert.Equal(t, "undecided", f.Action, f.Family)
+		assert.False(t, f.Done, f.Family)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 var ensureCommand = &command{
 	name:  "ensure",
-	args:  " [-apply] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json]",
+	args:  " [-apply] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
 	scans: true,
 	help: `Ensure makes each family's GC policy the one its strategy needs: it creates
 the table if it does not exist, creates missing families, and changes
@@ -32,9 +32,18 @@ The scan reads the table once for every family to change, in shards read in
 parallel (-workers), with progress on stderr. -sample reads a fraction of
 the shards for a labelled estimate and decides nothing (it cannot be used
 with -apply). A scan that fails, times out or is interrupted changes
-nothing, labels its counts partial and exits 1.`,
+nothing, labels its counts partial and exits 1.
+
+A family in a move ("cellttl help move") is given as the move commands take
+it: -family NAME=SPEC with the strategy it moves to, and -from, -start, -old
+and -skew, the same values; with several families, -move NAME says which
+one. It is kept with the move's policy or, once finished, SPEC's; any other
+policy is changed to the move's, which deletes and hides no cell either of
+its rules keeps live: the cells stamped on the wrong side of its boundary
+are "cellttl move start"'s to find and rewrite.`,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
+		movingFlags(fs, c)
 		fs.BoolVar(&c.apply, "apply", false, "make the changes (without it, a dry run)")
 		fs.BoolVar(&c.allowDataLoss, "allow-data-loss", false, "make changes even if they delete or hide existing cells")
 		fs.BoolVar(&c.ignoreWarnings, "ignore-warnings", false, "pass Bigtable's IgnoreWarnings with each GC policy change,\n"+
@@ -48,6 +57,11 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cellttl ensure: -sample gives estimates, which cannot decide a change; drop -apply or -sample")
 		return exitUsage
 	}
+	strategies, err := c.strategies()
+	if err != nil {
+		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
+		return exitUsage
+	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "ensure", err)
@@ -59,7 +73,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	plan, err := ttl.EnsureFamilies(ctx, admin, c.table, client.Open(c.table), c.families.strategies, ttl.EnsureOptions{
+	plan, err := ttl.EnsureFamilies(ctx, admin, c.table, client.Open(c.table), strategies, ttl.EnsureOptions{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,

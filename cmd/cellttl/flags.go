@@ -35,7 +35,8 @@ type config struct {
 	// stats
 	values bool
 
-	// move
+	// move; check and ensure for a family in a move
+	moving     string // check, ensure: the family in a move
 	from       fromFlag
 	start      timeFlag
 	old        oldFlag

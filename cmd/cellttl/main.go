@@ -2,13 +2,16 @@
 // of a Bigtable table whose cells have a time to live, as the library
 // github.com/cellttl/ttl writes them.
 //
-//	cellttl check   -project P -instance I -table T -family SPEC...
-//	cellttl ensure  -project P -instance I -table T -family SPEC... [-apply] [-allow-data-loss]
+//	cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
+//	cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-allow-data-loss]
 //	cellttl stats   -project P -instance I -table T [-family SPEC]...
 //	cellttl inspect -project P -instance I -table T -family SPEC... [-other F]... ROW
+//	cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family SPEC MOVE
 //
 // A family SPEC is NAME=onesecond, NAME=default:DURATION or
-// NAME=seqnum:VERSIONS. Run "cellttl help" for the details.
+// NAME=seqnum:VERSIONS. MOVE describes a family in a move: -from SPEC|none
+// -start TIME [-old RULE] [-skew DURATION], and for check and ensure
+// [-move NAME]. Run "cellttl help" for the details.
 //
 // With BIGTABLE_EMULATOR_HOST set it talks to that emulator (still under
 // -project and -instance); otherwise to Cloud Bigtable with the
@@ -162,8 +165,8 @@ const usage = `cellttl checks, sets up, audits and inspects the column families 
 Bigtable table whose cells have a time to live (github.com/cellttl/ttl).
 
 Usage:
-  cellttl check   -project P -instance I -table T -family SPEC...
-  cellttl ensure  -project P -instance I -table T -family SPEC... [-apply] [-allow-data-loss] [-ignore-warnings]
+  cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
+  cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-allow-data-loss] [-ignore-warnings]
   cellttl stats   -project P -instance I -table T [-family SPEC]... [-values]
   cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-at TIME] ROW
   cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE]
@@ -195,6 +198,12 @@ A family SPEC names a family and its strategy:
                            (48h, 90m, 30d) from their timestamp; GC maxage=DURATION
   NAME=seqnum:VERSIONS     SequenceNumbers(VERSIONS): the newest VERSIONS cells of
                            each column live; GC maxversions=VERSIONS
+
+A family in a move is given to check and ensure as the move commands take
+it, -family NAME=SPEC with the strategy it moves to, and MOVE:
+  [-move NAME] -from SPEC|none -start TIME [-old RULE] [-skew DURATION]
+-move NAME names the family in the move among several (with one, it is
+that one). Its policy then matches during the move and once finished.
 
 The emulator: set BIGTABLE_EMULATOR_HOST=host:port; -project and -instance
 are still needed, since it keeps tables per project and instance. Without

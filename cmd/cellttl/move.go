@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 
 	"cloud.google.com/go/bigtable"
 
@@ -51,6 +52,9 @@ start, rewrite and finish are dry runs unless -apply is given. Flags:
                       until:TIME, forever
   -skew DURATION      the most two processes' clocks differ
 
+check and ensure take the same flags (and -move NAME among several
+families) to accept the family's policy during the move and once finished.
+
 Exit status: 0 done (or nothing to do); 1 failed, or a scan did not finish;
 2 bad command line; 3 refused: finish while old cells are live, start
 while misplaced cells remain.
@@ -68,11 +72,7 @@ func moveStep(step, help string, flags func(fs *flag.FlagSet, c *config), run fu
 		scans: true,
 		flags: func(fs *flag.FlagSet, c *config) {
 			workerFlags(fs, c)
-			fs.Var(&c.from, "from", "the family's strategy before the move: `SPEC`, or none for real timestamps (required)")
-			fs.Var(&c.start, "start", "the move's start: `TIME` (RFC 3339), when writers switch (required)")
-			fs.Var(&c.old, "old", "what the cells written before the start live by (`RULE`): default (their\n"+
-				"old rule), for:DURATION, until:TIME or forever")
-			fs.DurationVar(&c.skew, "skew", 0, "the most two processes' clocks `differ`")
+			moveFlags(fs, c, " (required)")
 			if flags != nil {
 				flags(fs, c)
 			}
@@ -140,18 +140,74 @@ func applyFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.ignoreWarnings, "ignore-warnings", false, "pass Bigtable's IgnoreWarnings with the GC policy change")
 }
 
-// move returns the ttl.Move the command line describes.
+// moveFlags defines the flags that describe a move, as ttl.Move takes
+// them: the move commands' and, for a family in a move, check's and
+// ensure's. required is appended to the help of -from and -start.
+func moveFlags(fs *flag.FlagSet, c *config, required string) {
+	fs.Var(&c.from, "from", "the family's strategy before the move: `SPEC`, or none for real timestamps"+required)
+	fs.Var(&c.start, "start", "the move's start: `TIME` (RFC 3339), when writers switch"+required)
+	fs.Var(&c.old, "old", "what the cells written before the start live by (`RULE`): default (their\n"+
+		"old rule), for:DURATION, until:TIME or forever")
+	fs.DurationVar(&c.skew, "skew", 0, "the most two processes' clocks `differ`")
+}
+
+// move returns the ttl.Move the command line of a move command describes.
 func (c *config) move() (ttl.Move, error) {
 	names := c.families.names()
-	switch {
-	case len(names) != 1:
+	if len(names) != 1 {
 		return ttl.Move{}, errors.New("give the one family to move with -family NAME=SPEC (SPEC: the strategy it moves to)")
+	}
+	return c.moveOf(names[0])
+}
+
+// moveOf returns the ttl.Move of family name that the move flags describe:
+// from -from to the strategy given with -family.
+func (c *config) moveOf(name string) (ttl.Move, error) {
+	switch {
 	case !c.from.set:
 		return ttl.Move{}, errors.New("missing -from SPEC or -from none")
 	case c.start.t.IsZero():
 		return ttl.Move{}, errors.New("missing -start TIME")
 	}
-	return ttl.Move{From: c.from.s, To: c.families.strategies[names[0]], Start: c.start.t, Old: c.old.life, Skew: c.skew}, nil
+	return ttl.Move{From: c.from.s, To: c.families.strategies[name], Start: c.start.t, Old: c.old.life, Skew: c.skew}, nil
+}
+
+// strategies returns the strategies of the families given, as check and
+// ensure take them: the family in a move (-move NAME, or the one family
+// given) has the ttl.Move that the move flags describe, the same one the
+// move commands build.
+func (c *config) strategies() (map[string]ttl.Strategy, error) {
+	described := c.from.set || !c.start.t.IsZero() || c.old.spec != "" || c.skew != 0
+	if c.moving == "" && !described {
+		return c.families.strategies, nil
+	}
+	name := c.moving
+	if name == "" {
+		names := c.families.names()
+		if len(names) != 1 {
+			return nil, errors.New("-from, -start, -old and -skew describe a move: name the family in it with -move NAME")
+		}
+		name = names[0]
+	}
+	if _, ok := c.families.strategies[name]; !ok {
+		return nil, fmt.Errorf("-move %s: give the family with -family %s=SPEC too (SPEC: the strategy it moves to)", name, name)
+	}
+	m, err := c.moveOf(name)
+	if err != nil {
+		return nil, fmt.Errorf("family %q in a move: %v", name, err)
+	}
+	out := maps.Clone(c.families.strategies)
+	out[name] = m
+	return out, nil
+}
+
+// movingFlags defines the flags of check and ensure for a family in a
+// move.
+func movingFlags(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.moving, "move", "", "the family in a move: -family `NAME`=SPEC gives the strategy it moves\n"+
+		"to, -from, -start, -old and -skew the rest, as \"cellttl move\" takes them\n"+
+		"(default: the one family given, when they are)")
+	moveFlags(fs, c, "")
 }
 
 // moveOptions returns the library's options for the command line.

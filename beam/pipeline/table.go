@@ -42,9 +42,11 @@ type Table struct {
 	Instance string `json:"instance"`
 	// Table is the table's ID.
 	Table string `json:"table"`
-	// AppProfile is the app profile for reads, such as one that routes to
-	// a cluster that serves no application traffic; "" is the instance's
-	// default profile. Admin calls (the table's GC policies) take none.
+	// AppProfile is the app profile of every data client (see Open), such
+	// as one that routes to a cluster that serves no application traffic:
+	// the row-key sample, the workers' reads and Rewrite's conditional
+	// writes go through it. "" is the instance's default profile. Admin
+	// calls (the table's GC policies) take none.
 	AppProfile string `json:"app_profile,omitempty"`
 }
 

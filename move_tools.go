@@ -49,17 +49,27 @@ type MoveOptions struct {
 // A MoveReport is what a move tool found in the family, and what it did
 // or, in a dry run, would do.
 type MoveReport struct {
-	Table  string    `json:"table"`
-	Family string    `json:"family"`
-	Move   string    `json:"move"`
-	Now    time.Time `json:"now"`
-	DryRun bool      `json:"dry_run"`
+	// Table is the table's name.
+	Table string `json:"table"`
+	// Family is the name of the family being moved.
+	Family string `json:"family"`
+	// Move is the move, as its String method prints it.
+	Move string `json:"move"`
+	// Now is the instant the call judged cells at (MoveOptions.Now, read
+	// once).
+	Now time.Time `json:"now"`
+	// DryRun reports that the call changed nothing: MoveOptions.DryRun
+	// was set, or the call was PlanMove.
+	DryRun bool `json:"dry_run"`
 
-	// Policies: the family's GC policy as found ("missing" for a family
-	// that does not exist), during the move, and after it.
-	Found  string `json:"found"`
+	// Policies, as cbt setgcpolicy takes them. Found is the family's GC
+	// policy as found ("missing" for a family that does not exist).
+	Found string `json:"found"`
+	// Window is the move's GCPolicy, which StartMove sets for the
+	// duration of the move.
 	Window string `json:"window"`
-	Final  string `json:"final"`
+	// Final is the policy of the strategy moved to, set by FinishMove.
+	Final string `json:"final"`
 
 	// Started reports that writes use the new strategy.
 	Started bool `json:"started"`

@@ -17,8 +17,12 @@ import (
 // the cluster. Shards split on the table's own tablet boundaries, read
 // concurrently, are served by many nodes at once.
 type Shard struct {
+	// Start is the shard's first row key, included; "" is the table's
+	// beginning.
 	Start string `json:"start"`
-	End   string `json:"end"`
+	// End is the row key the shard stops before, excluded; "" is the
+	// table's end.
+	End string `json:"end"`
 }
 
 // RowSet returns the rows of the shard, for a ReadRows call.

@@ -27,6 +27,7 @@ func init() {
 
 // AuditConfig is what to audit, as ttl.AuditTable takes it.
 type AuditConfig struct {
+	// Table is the table to audit, and the app profile to read it with.
 	Table Table
 	// Families maps each managed family to its strategy's spec, as the
 	// cellttl command's -family takes it: onesecond, default:DURATION

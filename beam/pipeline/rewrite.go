@@ -29,6 +29,8 @@ func init() {
 // RewriteConfig is a strategy move's rewrite, as ttl.RewriteMove and
 // `cellttl move rewrite` take it.
 type RewriteConfig struct {
+	// Table is the table whose family moves, and the app profile to read
+	// and rewrite it with.
 	Table Table
 	// Family is the family being moved.
 	Family string
@@ -41,9 +43,11 @@ type RewriteConfig struct {
 	// Old is what the cells written before Start live by, as -old takes
 	// it: default, for:DURATION, until:TIME or forever; "" is default.
 	Old string
-	// Start and Skew are the move's (ttl.Move).
+	// Start is the move's start (ttl.Move.Start).
 	Start time.Time
-	Skew  time.Duration
+	// Skew is the most a process's clock may differ from another's
+	// (ttl.Move.Skew): the old cells are judged for a reader lagging by it.
+	Skew time.Duration
 	// Now is the instant at which the old cells are judged live or
 	// expired; the zero time means the time the pipeline is built. Every
 	// worker judges by this one instant, however long the job runs.
@@ -59,11 +63,17 @@ type RewriteConfig struct {
 // RewriteResult is what the rewrite did, or in a dry run would do: the
 // table's total, or one shard's.
 type RewriteResult struct {
-	Table  string    `json:"table"`
-	Family string    `json:"family"`
-	Move   string    `json:"move"` // the ttl.Move, as its String method gives it
-	Now    time.Time `json:"now"`
-	DryRun bool      `json:"dry_run"`
+	// Table is the table's ID.
+	Table string `json:"table"`
+	// Family is the family being moved.
+	Family string `json:"family"`
+	// Move is the ttl.Move, as its String method gives it.
+	Move string `json:"move"`
+	// Now is the instant every worker judged the old cells at.
+	Now time.Time `json:"now"`
+	// DryRun reports a rewrite that counted and wrote nothing
+	// (RewriteConfig.DryRun).
+	DryRun bool `json:"dry_run"`
 
 	// Rewritten, Kept and Expired, as ttl.Move.RewriteRow counts them:
 	// the old cells rewritten in the new encoding (in a dry run, those

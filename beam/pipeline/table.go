@@ -36,12 +36,17 @@ func init() {
 // own client (see Open). When BIGTABLE_EMULATOR_HOST is set, the clients
 // connect to that emulator instead.
 type Table struct {
-	Project  string `json:"project"`
+	// Project is the Google Cloud project of the Bigtable instance.
+	Project string `json:"project"`
+	// Instance is the Bigtable instance's ID.
 	Instance string `json:"instance"`
-	Table    string `json:"table"`
-	// AppProfile is the app profile for reads, such as one that routes to
-	// a cluster that serves no application traffic; "" is the instance's
-	// default profile. Admin calls (the table's GC policies) take none.
+	// Table is the table's ID.
+	Table string `json:"table"`
+	// AppProfile is the app profile of every data client (see Open), such
+	// as one that routes to a cluster that serves no application traffic:
+	// the row-key sample, the workers' reads and Rewrite's conditional
+	// writes go through it. "" is the instance's default profile. Admin
+	// calls (the table's GC policies) take none.
 	AppProfile string `json:"app_profile,omitempty"`
 }
 

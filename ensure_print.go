@@ -23,10 +23,10 @@ func (p *Plan) String() string {
 	w.Flush()
 	for _, f := range p.Families {
 		for _, l := range f.Losses {
-			fmt.Fprintf(&b, "  %s: %s\n", f.Family, l.Reason)
+			fmt.Fprintf(&b, "  %s: %s%s\n", f.Family, p.bound(), l.Reason)
 		}
 		if f.Resurfaced > 0 {
-			fmt.Fprintf(&b, "  %s: %s\n", f.Family, f.resurfaced())
+			fmt.Fprintf(&b, "  %s: %s\n", f.Family, p.resurfaced(f))
 		}
 	}
 	if p.Scan.Reads > 0 {
@@ -116,20 +116,29 @@ func (p *Plan) action(f FamilyPlan) string {
 // rowsLost is the family's ROWS LOST: exact, at least (a scan that stopped
 // early), or about (a sample).
 func (p *Plan) rowsLost(f FamilyPlan) string {
-	switch {
-	case !f.Exists() || f.Matches():
+	if !f.Exists() || f.Matches() {
 		return "-"
-	case p.stopped():
-		return fmt.Sprintf("≥%d", f.Rows)
-	case p.Scan.Estimate():
-		return fmt.Sprintf("~%d", f.Rows)
 	}
-	return fmt.Sprint(f.Rows)
+	return fmt.Sprintf("%s%d", p.bound(), f.Rows)
 }
 
-func (f FamilyPlan) resurfaced() string {
-	return fmt.Sprintf("%s cells that the current policy %s already lets GC delete, not yet collected, which %v would return again",
-		plural(f.Resurfaced, "row holds", "rows hold"), describePolicy(f.Found), f.Strategy)
+// resurfaced says how many rows hold cells the change would bring back:
+// at least (a scan that stopped early), or about (a sample).
+func (p *Plan) resurfaced(f FamilyPlan) string {
+	return fmt.Sprintf("%s%s cells that the current policy %s already lets GC delete, not yet collected, which %v would return again",
+		p.bound(), plural(f.Resurfaced, "row holds", "rows hold"), describePolicy(f.Found), f.Strategy)
+}
+
+// bound is what the plan's counts are: "≥" at least (a scan that stopped
+// early), "~" about (a sample), "" exact.
+func (p *Plan) bound() string {
+	switch {
+	case p.stopped():
+		return "≥"
+	case p.Scan.Estimate():
+		return "~"
+	}
+	return ""
 }
 
 // describeScan says what a scan read, and whether its counts are exact,

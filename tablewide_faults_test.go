@@ -176,6 +176,7 @@ func TestEnsureScanStopped(t *testing.T) {
 	text := plan.String()
 	assert.Contains(t, text, "the scan stopped after 3 of 8 shards: nothing decided, nothing changed; the counts below are partial")
 	assert.Contains(t, text, "undecided  ≥150", "150 rows of the shards read hold cells that would expire at once")
+	assert.Contains(t, text, "f: ≥150 rows hold cells", "the reason's count is partial too")
 	assert.Contains(t, text, "3 of 8 shards read (partial)")
 	assert.False(t, plan.Families[0].Done)
 	assert.Equal(t, "", policies(t, fs.Admin, "t")["f"], "nothing changed")

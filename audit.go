@@ -91,7 +91,10 @@ type FamilyAudit struct {
 
 // Count is a number of cells and the bytes they take.
 type Count struct {
+	// Cells is the number of cells.
 	Cells int64 `json:"cells"`
+	// Bytes is what they take: row key, family, qualifier and timestamp,
+	// and the value where the audit transferred values.
 	Bytes int64 `json:"bytes"`
 }
 
@@ -104,8 +107,11 @@ func (c Count) scaled(f float64) Count {
 // A Bucket counts the cells of a histogram whose instant falls in
 // [From, Until); a zero From or Until is an open end.
 type Bucket struct {
-	From  time.Time `json:"from"`
+	// From is the bucket's first instant; zero: open.
+	From time.Time `json:"from"`
+	// Until is the instant after its last; zero: open.
 	Until time.Time `json:"until"`
+	// Count is what falls in the bucket.
 	Count
 }
 
@@ -278,15 +284,6 @@ func (a *Audit) judge(f *FamilyAudit, rule auditRule, ts bigtable.Timestamp, ran
 			f.Uncollectable.add(c)
 		}
 	}
-}
-
-// versionsOf returns SequenceNumbers' n, and false for another strategy or
-// none.
-func versionsOf(s Strategy) (int, bool) {
-	if s == nil {
-		return 0, false
-	}
-	return s.Versions()
 }
 
 // family returns the audit of family, adding one (without a strategy, the

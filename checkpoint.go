@@ -38,6 +38,7 @@ type Record struct {
 
 // A ShardRecord is the state of one shard of recorded work.
 type ShardRecord struct {
+	// Shard is the range of rows recorded.
 	Shard
 	// Done reports that the shard is finished.
 	Done bool `json:"done"`
@@ -172,3 +173,9 @@ func (j *journal) progress(i int, after string, result, pending any, done bool) 
 	s.After, s.Result, s.Pending, s.Done = after, r, p, done
 	return j.cp.Save(j.rec)
 }
+
+// memoryCheckpoint keeps a record for one run only.
+type memoryCheckpoint struct{ rec *Record }
+
+func (c *memoryCheckpoint) Load() (*Record, error) { return c.rec, nil }
+func (c *memoryCheckpoint) Save(r *Record) error   { c.rec = r; return nil }

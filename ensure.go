@@ -70,6 +70,7 @@ type Plan struct {
 // timestamps or surplus versions under SequenceNumbers. A cell counts
 // unless the current policy already lets GC delete it by age.
 type FamilyPlan struct {
+	// FamilyStatus is the family's policy as found and as wanted.
 	FamilyStatus
 
 	// Rows is the number of rows holding cells that the change would

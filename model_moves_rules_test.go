@@ -474,10 +474,11 @@ func (m *model) collect(family string, g gcRule, now time.Time) {
 
 // finishable reports whether the move could be finished at now: no old
 // cell of family is live for a reader whose clock lags by Skew. In a move
-// to sequence numbers that is not enough, a known bug
-// (TestMoveFinishToSequenceNumbersLosesVersions): expired old cells
-// outrank every version, and To's MaxVersions would delete live ones, so
-// there the model also waits until no old cell is stored.
+// to sequence numbers that is not enough: expired old cells outrank every
+// version, and To's MaxVersions would delete live ones. FinishMove deletes
+// them first (TestMoveFinishToSequenceNumbersLosesVersions); the model's
+// GC steps set To's policy without it, so there the model also waits
+// until no old cell is stored.
 func (m *model) finishable(family string, now time.Time) bool {
 	s := m.v.move
 	for _, fams := range m.rows {

@@ -449,9 +449,3 @@ func shardIndex(shards []Shard, s Shard) int {
 	}
 	return -1
 }
-
-// memoryCheckpoint keeps a record for one run only.
-type memoryCheckpoint struct{ rec *Record }
-
-func (c *memoryCheckpoint) Load() (*Record, error) { return c.rec, nil }
-func (c *memoryCheckpoint) Save(r *Record) error   { c.rec = r; return nil }

@@ -179,21 +179,6 @@ func (m Move) count(items []bigtable.ReadItem, key string, now time.Time, mispla
 	}
 }
 
-// liveAt reports whether a cell of the side stamped ts, the rank-th newest
-// of the side in its column, is live at now.
-func (r rangeRule) liveAt(ts bigtable.Timestamp, rank int, now time.Time) bool {
-	switch {
-	case !r.until.IsZero() && !now.Before(r.until):
-		return false
-	case r.kind == byVersions:
-		return rank < r.versions
-	case r.kind == byTime:
-		e, ok := r.time.expiry(ts)
-		return !ok || e.After(now)
-	}
-	return true
-}
-
 // moveScan reads the family through data and counts its cells by side.
 func moveScan(ctx context.Context, data bigtable.TableAPI, family string, m Move, now time.Time, misplaced bool, o ScanOptions) (moveTally, Scan, error) {
 	var total moveTally

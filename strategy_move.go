@@ -509,3 +509,18 @@ func (m Move) readModifyWrite(now time.Time, margin time.Duration) (bool, []tsRa
 	ok := r.kind == byTime && r.time.serverTimestamps() || r.kind == always && m.From == nil
 	return ok, append(old.expired(now.Add(margin)), new.expired(now.Add(margin))...)
 }
+
+// liveAt reports whether a cell of the side stamped ts, the rank-th newest
+// of the side in its column, is live at now.
+func (r rangeRule) liveAt(ts bigtable.Timestamp, rank int, now time.Time) bool {
+	switch {
+	case !r.until.IsZero() && !now.Before(r.until):
+		return false
+	case r.kind == byVersions:
+		return rank < r.versions
+	case r.kind == byTime:
+		e, ok := r.time.expiry(ts)
+		return !ok || e.After(now)
+	}
+	return true
+}

@@ -451,3 +451,12 @@ func (r tsRange) filter() bigtable.Filter {
 	}
 	return bigtable.TimestampRangeFilterMicros(r.lo, r.hi)
 }
+
+// versionsOf returns SequenceNumbers' n, and false for another strategy or
+// none.
+func versionsOf(s Strategy) (int, bool) {
+	if s == nil {
+		return 0, false
+	}
+	return s.Versions()
+}

@@ -167,9 +167,9 @@ Bigtable table whose cells have a time to live (github.com/cellttl/ttl).
 Usage:
   cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
   cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-allow-data-loss] [-ignore-warnings]
-  cellttl stats   -project P -instance I -table T [-family SPEC]... [-values]
+  cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values]
   cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-at TIME] ROW
-  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE]
+  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION]
   cellttl help [COMMAND]
 
 Commands:
@@ -199,8 +199,8 @@ A family SPEC names a family and its strategy:
   NAME=seqnum:VERSIONS     SequenceNumbers(VERSIONS): the newest VERSIONS cells of
                            each column live; GC maxversions=VERSIONS
 
-A family in a move is given to check and ensure as the move commands take
-it, -family NAME=SPEC with the strategy it moves to, and MOVE:
+A family in a move is given to check, ensure and stats as the move
+commands take it, -family NAME=SPEC with the strategy it moves to, and MOVE:
   [-move NAME] -from SPEC|none -start TIME [-old RULE] [-skew DURATION]
 -move NAME names the family in the move among several (with one, it is
 that one). Its policy then matches during the move and once finished.

@@ -181,3 +181,33 @@ func TestMovingCommandLine(t *testing.T) {
 	}
 	assert.Equal(t, "", policies(t, e.Admin)["sess"])
 }
+
+// TestStatsInMove audits a family in a move: cells written before the start
+// with real timestamps are judged by the old rule (live for 30 minutes
+// after their write), not read as OneSecond expiries long past.
+func TestStatsInMove(t *testing.T) {
+	_, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": bigtable.MaxAgePolicy(30 * time.Minute)})
+	now := time.Now()
+	put(t, raw, "u1", "sess", "token", now.Add(-10*time.Minute))
+	put(t, raw, "u2", "sess", "token", now.Add(-40*time.Minute))
+	start := now.Add(-time.Minute).Truncate(time.Second)
+
+	stats := func(args ...string) (live, expired int64) {
+		t.Helper()
+		stdout, stderr, code := cellttl(args...)
+		require.Equal(t, exitOK, code, stderr)
+		var a struct {
+			Families []struct {
+				Family        string
+				Live, Expired struct{ Cells int64 }
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(stdout), &a), stdout)
+		require.Len(t, a.Families, 1)
+		return a.Families[0].Live.Cells, a.Families[0].Expired.Cells
+	}
+	live, expired := stats(with("stats", "-family", "sess=onesecond", "-format", "json")...)
+	assert.Equal(t, [2]int64{0, 2}, [2]int64{live, expired}, "under OneSecond alone both real timestamps are past expiries")
+	live, expired = stats(movingArgs("stats", start, "-family", "sess=onesecond", "-format", "json")...)
+	assert.Equal(t, [2]int64{1, 1}, [2]int64{live, expired}, "in the move: written 10 minutes ago, live; 40 minutes ago, expired")
+}

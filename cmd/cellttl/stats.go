@@ -11,7 +11,7 @@ import (
 
 var statsCommand = &command{
 	name: "stats",
-	args: " [-values] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json]",
+	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-values] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json]",
 	help: `Stats audits what the table holds, family by family: the cells reads return,
 the expired cells still stored because GC lags, the cells that never expire,
 and the expired cells the family's GC policy never deletes, with their
@@ -23,17 +23,27 @@ families as families without one. Values are stripped on the server, so
 bytes count row keys, columns and timestamps, unless -values is given (it
 reads the whole table's values). The table is read in shards, in parallel;
 -sample reads a fraction of them for a labelled estimate. A scan that does
-not finish prints its partial counts as such and exits 1.`,
+not finish prints its partial counts as such and exits 1.
+
+A family in a move is given as check and ensure take it (-family NAME=SPEC
+with the strategy it moves to, and -from, -start, -old, -skew, -move): each
+cell is then judged by its own side's rule, as reads judge it.`,
 	familiesOptional: true,
 	scans:            true,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
+		movingFlags(fs, c)
 		fs.BoolVar(&c.values, "values", false, "read values too, so that bytes include them")
 	},
 	run: runStats,
 }
 
 func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	strategies, err := c.strategies()
+	if err != nil {
+		fmt.Fprintf(stderr, "cellttl stats: %v\n", err)
+		return exitUsage
+	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "stats", err)
@@ -45,7 +55,7 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	audit, err := ttl.AuditTable(ctx, admin, c.table, client.Open(c.table), c.families.strategies, ttl.AuditOptions{
+	audit, err := ttl.AuditTable(ctx, admin, c.table, client.Open(c.table), strategies, ttl.AuditOptions{
 		Values: c.values,
 		Scan:   progress.options(c),
 	})

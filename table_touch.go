@@ -164,23 +164,8 @@ func (t *Table) renew(ctx context.Context, r bigtable.Row, rd *read) {
 	// Reads hide a cell from its expiry less the margin: to stay visible
 	// for idle, a cell must expire after now + margin + idle.
 	due := rd.now.Add(t.margin + rd.idle)
-	var first string
-	n := 0
-	for family, items := range r {
-		if t.anyDue(family, items, due) {
-			if n++; n == 1 {
-				first = family
-			}
-		}
-	}
-	switch n {
-	case 0:
-		return // nothing due: no allocation, no request
-	case 1:
-		t.renewFamily(ctx, r, first, due, rd)
-		return
-	}
-	families := make([]string, 0, n)
+	var room [4]string // a row's families with cells due, on the stack
+	families := room[:0]
 	for family, items := range r {
 		if t.anyDue(family, items, due) {
 			families = append(families, family)

@@ -196,12 +196,7 @@ func TestStatsInMove(t *testing.T) {
 		t.Helper()
 		stdout, stderr, code := cellttl(args...)
 		require.Equal(t, exitOK, code, stderr)
-		var a struct {
-			Families []struct {
-				Family        string
-				Live, Expired struct{ Cells int64 }
-			}
-		}
+		var a audit
 		require.NoError(t, json.Unmarshal([]byte(stdout), &a), stdout)
 		require.Len(t, a.Families, 1)
 		return a.Families[0].Live.Cells, a.Families[0].Expired.Cells

@@ -93,7 +93,7 @@ func (t *Table) stamp(s Strategy, now time.Time, life Lifetime, family, column s
 // and with RecordWriteTime the value of its write-time companion (nil for
 // none).
 func (t *Table) newestLive(ctx context.Context, s Strategy, row, family, column string, now time.Time) (cell bigtable.ReadItem, written []byte, ok bool, err error) {
-	f := newestLive(s, family, column, now.Add(t.margin))
+	f := newestLiveFilter(s, family, column, now.Add(t.margin))
 	if t.companions {
 		f = bigtable.InterleaveFilters(f, t.companions.column(family, column))
 	}
@@ -112,10 +112,10 @@ func (t *Table) newestLive(ctx context.Context, s Strategy, row, family, column 
 	return cell, written, ok, nil
 }
 
-// newestLive is the filter that passes the newest cell of family:column
+// newestLiveFilter is the filter that passes the newest cell of family:column
 // that s keeps at hide. It names the column first and applies only the
 // family's own rule: no other family's branch, no regular expression.
-func newestLive(s Strategy, family, column string, hide time.Time) bigtable.Filter {
+func newestLiveFilter(s Strategy, family, column string, hide time.Time) bigtable.Filter {
 	return bigtable.ChainFilters(exactColumn(family, column), s.Filter(hide), bigtable.LatestNFilter(1))
 }
 
@@ -124,7 +124,7 @@ func newestLive(s Strategy, family, column string, hide time.Time) bigtable.Filt
 // column's newest cell live at now, unchanged. It reports whether it
 // wrote.
 func (t *Table) rewrite(ctx context.Context, s Strategy, row, family, column string, cell bigtable.ReadItem, written []byte, ts bigtable.Timestamp, now time.Time) (bool, error) {
-	same := bigtable.ChainFilters(newestLive(s, family, column, now.Add(t.margin)),
+	same := bigtable.ChainFilters(newestLiveFilter(s, family, column, now.Add(t.margin)),
 		tsRange{lo: cell.Timestamp, hi: cell.Timestamp + 1000, open: cell.Timestamp > MaxTimestamp-1000}.filter(),
 		exactValue(cell.Value))
 	b := newBuilt()

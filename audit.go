@@ -9,6 +9,8 @@ import (
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // An audit of what a table holds: per family, the cells reads return, the
@@ -169,7 +171,7 @@ func NewAudit(table string, now time.Time, families map[string]Strategy, policie
 	managed := map[string]Strategy{}
 	if len(families) > 0 {
 		var err error
-		if managed, err = checkFamilies(families); err != nil {
+		if managed, err = rules.CheckFamilies(families, ErrInvalidStrategy); err != nil {
 			return nil, fmt.Errorf("NewAudit: %w", err)
 		}
 	}
@@ -179,7 +181,7 @@ func NewAudit(table string, now time.Time, families map[string]Strategy, policie
 		names[name] = true
 	}
 	for name := range policies {
-		if err := checkFamilyName(name); err != nil {
+		if err := rules.CheckFamilyName(name); err != nil {
 			return nil, fmt.Errorf("%w: NewAudit: %v", ErrInvalidStrategy, err)
 		}
 		names[name] = true
@@ -196,8 +198,8 @@ func NewAudit(table string, now time.Time, families map[string]Strategy, policie
 			p = bigtable.NoGcPolicy()
 		}
 		r := auditRule{s: s}
-		r.age, r.aged = gcAge(p)
-		r.versions, r.limited = gcVersions(p)
+		r.age, r.aged = rules.GCAge(p)
+		r.versions, r.limited = rules.GCVersions(p)
 		a.rules[name] = r
 		f := FamilyAudit{Family: name, Policy: describePolicy(p),
 			Expiring: newBuckets(now), Collectable: newBuckets(now)}
@@ -243,7 +245,11 @@ func (a *Audit) AddRow(r bigtable.Row) {
 // column.
 func (a *Audit) judge(f *FamilyAudit, rule auditRule, ts bigtable.Timestamp, rank int, c Count) {
 	stamped := ts.Time()
-	switch n, versioned := versionsOf(rule.s); {
+	n, versioned := 0, false
+	if rule.s != nil {
+		n, versioned = rule.s.Versions()
+	}
+	switch {
 	case rule.s == nil:
 		f.Live.add(c)
 		if !rule.aged {
@@ -356,7 +362,7 @@ func (a *Audit) scale(f float64) {
 // returned with the error, its Scan not Complete: its counts are partial.
 // With opts.Scan.Sample the counts are scaled estimates, and say so.
 func AuditTable(ctx context.Context, admin *bigtable.AdminClient, table string, data bigtable.TableAPI, families map[string]Strategy, opts AuditOptions) (*Audit, error) {
-	if ctx == nil || admin == nil || data == nil || isNilPointer(data) {
+	if ctx == nil || admin == nil || data == nil || rules.IsNilPointer(data) {
 		return nil, fmt.Errorf("%w: AuditTable: nil context, admin client or table", ErrNilArgument)
 	}
 	if err := opts.Scan.check(); err != nil {

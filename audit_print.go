@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // How an Audit prints.
@@ -16,7 +18,7 @@ import (
 // expired ones become collectable, and what the scan read.
 func (a *Audit) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "table %q at %s: %s\n", a.Table, formatTime(a.Now), a.state())
+	fmt.Fprintf(&b, "table %q at %s: %s\n", a.Table, text.Time(a.Now), a.state())
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "FAMILY\tSTRATEGY\tPOLICY\tLIVE\tEXPIRED, STORED\tNEVER EXPIRE\tUNCOLLECTABLE")
 	for _, f := range a.Families {
@@ -70,7 +72,7 @@ func (a *Audit) count(c Count) string {
 	if c.Cells == 0 {
 		return "0"
 	}
-	return fmt.Sprintf("%s%s (%s)", mark, plural(int(c.Cells), "cell", "cells"), byteSize(c.Bytes))
+	return fmt.Sprintf("%s%s (%s)", mark, text.Plural(int(c.Cells), "cell", "cells"), text.Bytes(c.Bytes))
 }
 
 // histogram prints the non-empty buckets of h, or "" when all are empty.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // The engine of table-wide work: EnsureFamilies' loss scan, AuditTable and
@@ -115,9 +117,9 @@ func (p Progress) Remaining() (time.Duration, bool) {
 func (p Progress) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d/%d shards, %s rows and %s cells seen, %s rows returned (%s)",
-		p.ShardsDone, p.Shards, metric(p.RowsSeen), metric(p.CellsSeen), metric(p.Rows), byteSize(p.Bytes))
+		p.ShardsDone, p.Shards, text.Metric(p.RowsSeen), text.Metric(p.CellsSeen), text.Metric(p.Rows), text.Bytes(p.Bytes))
 	if r := p.RowsPerSecond(); r > 0 {
-		fmt.Fprintf(&b, ", %s rows/s", metric(int64(r)))
+		fmt.Fprintf(&b, ", %s rows/s", text.Metric(int64(r)))
 	}
 	if left, ok := p.Remaining(); ok && p.ShardsDone < p.Shards {
 		fmt.Fprintf(&b, ", %v left", left.Round(time.Second))

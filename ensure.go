@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // EnsureOptions are the options of EnsureFamilies. The zero value makes
@@ -137,7 +139,7 @@ type FamilyPlan struct {
 // by a writer that does not follow the strategy, is not protected. GC
 // policies are compared as the client reports them (see CheckFamilies).
 func EnsureFamilies(ctx context.Context, admin *bigtable.AdminClient, table string, data bigtable.TableAPI, families map[string]Strategy, opts EnsureOptions) (*Plan, error) {
-	if ctx == nil || admin == nil || data == nil || isNilPointer(data) {
+	if ctx == nil || admin == nil || data == nil || rules.IsNilPointer(data) {
 		return nil, fmt.Errorf("%w: EnsureFamilies: nil context, admin client or table", ErrNilArgument)
 	}
 	names, managed, err := checkedFamilies(families)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // How a Plan prints: the decisions are EnsureFamilies', in ensure.go.
@@ -14,7 +16,7 @@ import (
 // with what each change would lose and what its scan read below.
 func (p *Plan) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "table %q at %s: %s\n", p.Table, formatTime(p.Now), p.state())
+	fmt.Fprintf(&b, "table %q at %s: %s\n", p.Table, text.Time(p.Now), p.state())
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "FAMILY\tSTRATEGY\tFOUND\tWANT\tACTION\tROWS LOST")
 	for _, f := range p.Families {
@@ -58,19 +60,19 @@ func (p *Plan) state() string {
 			p.Scan.ShardsRead, p.Scan.planned())
 	case p.Scan.Estimate():
 		s = fmt.Sprintf("estimate from a sample of %d of %d shards, nothing decided, nothing changed; %s to make",
-			p.Scan.Sampled, p.Scan.Shards, plural(pending, "change", "changes"))
+			p.Scan.Sampled, p.Scan.Shards, text.Plural(pending, "change", "changes"))
 	case refused > 0 && p.DryRun:
-		s = fmt.Sprintf("dry run, nothing changed; %s would be refused", plural(refused, "change", "changes"))
+		s = fmt.Sprintf("dry run, nothing changed; %s would be refused", text.Plural(refused, "change", "changes"))
 	case refused > 0:
-		s = fmt.Sprintf("%s refused, nothing changed", plural(refused, "change", "changes"))
+		s = fmt.Sprintf("%s refused, nothing changed", text.Plural(refused, "change", "changes"))
 	case p.DryRun && pending > 0:
-		s = fmt.Sprintf("dry run, nothing changed; %s to make", plural(pending, "change", "changes"))
+		s = fmt.Sprintf("dry run, nothing changed; %s to make", text.Plural(pending, "change", "changes"))
 	case pending == 0 && done == 0:
 		s = "every family matches its strategy, nothing to change"
 	case pending > 0:
-		s = fmt.Sprintf("%s made, %d not made", plural(done, "change", "changes"), pending)
+		s = fmt.Sprintf("%s made, %d not made", text.Plural(done, "change", "changes"), pending)
 	default:
-		s = fmt.Sprintf("%s made", plural(done, "change", "changes"))
+		s = fmt.Sprintf("%s made", text.Plural(done, "change", "changes"))
 	}
 	if p.CreateTable {
 		verb := "to create"
@@ -126,7 +128,7 @@ func (p *Plan) rowsLost(f FamilyPlan) string {
 // at least (a scan that stopped early), or about (a sample).
 func (p *Plan) resurfaced(f FamilyPlan) string {
 	return fmt.Sprintf("%s%s cells that the current policy %s already lets GC delete, not yet collected, which %v would return again",
-		p.bound(), plural(f.Resurfaced, "row holds", "rows hold"), describePolicy(f.Found), f.Strategy)
+		p.bound(), text.Plural(f.Resurfaced, "row holds", "rows hold"), describePolicy(f.Found), f.Strategy)
 }
 
 // bound is what the plan's counts are: "≥" at least (a scan that stopped
@@ -154,10 +156,10 @@ func describeScan(s Scan) string {
 	case s.ShardsRead < s.Shards:
 		shards = fmt.Sprintf("%d of %d shards read (partial)", s.ShardsRead, s.Shards)
 	default:
-		shards = plural(s.Shards, "shard", "shards")
+		shards = text.Plural(s.Shards, "shard", "shards")
 	}
-	return fmt.Sprintf("%s, %s, %s and %s seen, %s returned", shards, plural(s.Reads, "read", "reads"),
-		plural(s.RowsSeen, "row", "rows"), plural(s.CellsSeen, "cell", "cells"), plural(s.CellsReturned, "cell", "cells"))
+	return fmt.Sprintf("%s, %s, %s and %s seen, %s returned", shards, text.Plural(s.Reads, "read", "reads"),
+		text.Plural(s.RowsSeen, "row", "rows"), text.Plural(s.CellsSeen, "cell", "cells"), text.Plural(s.CellsReturned, "cell", "cells"))
 }
 
 // MarshalJSON encodes the plan for programs: what String prints, as

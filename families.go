@@ -10,6 +10,8 @@ import (
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // A strategy is only as good as its family's GC policy. CheckFamilies reads
@@ -118,13 +120,13 @@ func CheckFamilies(ctx context.Context, admin *bigtable.AdminClient, table strin
 // returns their names sorted. A DefaultExpiration of a fraction of a second
 // is refused too: TableInfo reports ages in whole seconds.
 func checkedFamilies(families map[string]Strategy) ([]string, map[string]Strategy, error) {
-	managed, err := checkFamilies(families)
+	managed, err := rules.CheckFamilies(families, ErrInvalidStrategy)
 	if err != nil {
 		return nil, nil, err
 	}
 	names := make([]string, 0, len(managed))
 	for name, own := range managed {
-		if age, ok := gcAge(own.GCPolicy()); ok && age%time.Second != 0 {
+		if age, ok := rules.GCAge(own.GCPolicy()); ok && age%time.Second != 0 {
 			return nil, nil, fmt.Errorf("%w: %v (family %q): the Bigtable client reports GC ages in whole seconds, so this policy cannot be checked; use a default of whole seconds",
 				ErrInvalidStrategy, own, name)
 		}

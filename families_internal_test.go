@@ -92,28 +92,4 @@ func TestDescribePolicy(t *testing.T) {
 	}
 }
 
-// TestGCRules checks what the data-loss rules read from a current policy.
-func TestGCRules(t *testing.T) {
-	union := bigtable.UnionPolicy(bigtable.MaxAgePolicy(72*time.Hour), bigtable.MaxVersionsPolicy(5),
-		bigtable.UnionPolicy(bigtable.MaxAgePolicy(48*time.Hour), bigtable.MaxVersionsPolicy(2)))
-	inter := bigtable.IntersectionPolicy(bigtable.MaxAgePolicy(time.Hour), bigtable.MaxVersionsPolicy(1))
-	for _, tt := range []struct {
-		p        bigtable.GCPolicy
-		age      time.Duration
-		versions int
-	}{
-		{bigtable.NoGcPolicy(), 0, 0},
-		{bigtable.MaxAgePolicy(time.Hour), time.Hour, 0},
-		{bigtable.MaxVersionsPolicy(3), 0, 3},
-		{union, 48 * time.Hour, 2},
-		{inter, 0, 0}, // needs both rules: neither deletes on its own
-	} {
-		age, _ := gcAge(tt.p)
-		versions, _ := gcVersions(tt.p)
-		if age != tt.age || versions != tt.versions {
-			t.Errorf("gcAge, gcVersions(%v) = %v, %d want %v, %d", tt.p, age, versions, tt.age, tt.versions)
-		}
-	}
-}
-
 var sprintf = fmt.Sprintf

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // The fuzz targets check each strategy's timestamp arithmetic against
@@ -235,8 +237,8 @@ func checkTimeStrategy(t *testing.T, s Strategy, offset time.Duration, now time.
 			t.Fatalf("%s = %d (expires %v): Filter(%v) = %v passes it: %v, want %v",
 				call, ts, stored, at.UTC().Format(time.RFC3339Nano), f, got, live)
 		}
-		if r, ok := s.timed(); !ok || int64(r.liveFrom(at)) != parseFilter(t, f).start {
-			t.Fatalf("timed().liveFrom(%v) = %d, %v; Filter = %v", at, r.liveFrom(at), ok, f)
+		if r := s.rule(); r.Kind != rules.ByTime || int64(r.Time.LiveFrom(at)) != parseFilter(t, f).start {
+			t.Fatalf("rule().Time.LiveFrom(%v) = %d, %v; Filter = %v", at, r.Time.LiveFrom(at), r.Kind, f)
 		}
 	}
 }
@@ -260,14 +262,14 @@ func FuzzOneSecond(f *testing.F) {
 		{fuzzBase, 0, 2, 0, fuzzBase, 1_000_000, 0},
 		{fuzzBase, 0, 2, 0, fuzzBase, 999_999, 0},
 		{fuzzBase, 0, 2, 0, -1, 999_999_999, 0},
-		{fuzzBase, 0, 2, 0, maxMillis / 1000, 775_999_999, 0},
-		{fuzzBase, 0, 2, 0, maxMillis / 1000, 776_000_000, 0},
+		{fuzzBase, 0, 2, 0, rules.MaxMillis / 1000, 775_999_999, 0},
+		{fuzzBase, 0, 2, 0, rules.MaxMillis / 1000, 776_000_000, 0},
 		{fuzzBase, 0, 0, 0, 0, 0, 0},
 		{fuzzBase, 0, 3, 0, 0, 0, 0},
 		{fuzzBase, 0, 4, 0, 0, 0, math.MaxInt64},
 		{0, 0, 1, ms, 0, 0, -1},
 		{-1, 0, 1, 2 * ms, 0, 0, 0},
-		{maxMillis / 1000, 775_000_000, 1, ms, 0, 0, ms},
+		{rules.MaxMillis / 1000, 775_000_000, 1, ms, 0, 0, ms},
 	} {
 		f.Add(seed.nowSec, seed.nowNsec, seed.kind, seed.d, seed.untilSec, seed.untilNs, seed.probe)
 	}
@@ -294,7 +296,7 @@ func FuzzDefaultExpiration(f *testing.F) {
 		{2 * day, fuzzBase, 0, 1, 3 * day, 0, 0, 2 * day},
 		{2 * day, fuzzBase, 0, 1, 0, 0, 0, 0},
 		{2 * day, fuzzBase, 0, 2, 0, fuzzBase - 1, 0, 0},
-		{2 * day, fuzzBase, 0, 2, 0, maxMillis / 1000, 775_999_999, 0},
+		{2 * day, fuzzBase, 0, 2, 0, rules.MaxMillis / 1000, 775_999_999, 0},
 		{2 * day, fuzzBase, 0, 4, 0, 0, 0, math.MaxInt64},
 		{2 * day, fuzzBase, 0, 3, 0, 0, 0, 0},
 		{2 * day, 0, 0, 1, ms, 0, 0, 0},
@@ -346,8 +348,8 @@ func FuzzSequenceNumbers(f *testing.F) {
 	}{
 		{3, 3, 1, fuzzBase, 0, 2},
 		{3, 3, 0, fuzzBase, 0, 3},
-		{1, 3, maxMillis, fuzzBase, 0, 0},
-		{1, 3, maxMillis + 1, fuzzBase, 0, 0},
+		{1, 3, rules.MaxMillis, fuzzBase, 0, 0},
+		{1, 3, rules.MaxMillis + 1, fuzzBase, 0, 0},
 		{1, 3, -1, fuzzBase, 0, 0},
 		{1, 3, math.MaxInt64, fuzzBase, 0, 0},
 		{1, 3, math.MinInt64, fuzzBase, 0, 0},
@@ -375,7 +377,7 @@ func FuzzSequenceNumbers(f *testing.F) {
 		case life.kind != lifeVersion:
 			checkSentinel(t, call, err, ErrLifetime)
 			return
-		case seq < 0 || seq > maxMillis:
+		case seq < 0 || seq > rules.MaxMillis:
 			checkSentinel(t, call, err, ErrOutOfRange)
 			return
 		case err != nil || ts != bigtable.Timestamp(seq*1000):
@@ -384,8 +386,8 @@ func FuzzSequenceNumbers(f *testing.F) {
 		if _, expires := s.ExpiresAt(ts); expires {
 			t.Fatalf("%v.ExpiresAt(%d) says a sequence number expires by time", s, ts)
 		}
-		if _, ok := s.timed(); ok {
-			t.Fatalf("%v.timed says liveness depends on time", s)
+		if r := s.rule(); r.Kind != rules.ByVersions || r.Versions != versions {
+			t.Fatalf("%v.rule() = %+v: want versions %d, not time", s, r, versions)
 		}
 		if got, want := s.GCPolicy().String(), bigtable.MaxVersionsPolicy(versions).String(); got != want {
 			t.Fatalf("%v.GCPolicy() = %s want %s", s, got, want)
@@ -428,7 +430,7 @@ func FuzzLifetime(f *testing.F) {
 	f.Add(uint8(2), int64(0), uint8(3), int64(fuzzBase), int64(0), int64(0), int64(0), int64(0), int64(7), int64(0))
 	f.Add(uint8(0), int64(0), uint8(4), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), int64(math.MaxInt64))
 	f.Add(uint8(1), int64(-1), uint8(1), int64(fuzzBase), int64(0), int64(ms), int64(0), int64(0), int64(0), int64(0))
-	f.Add(uint8(0), int64(0), uint8(2), int64(fuzzBase), int64(0), int64(0), int64(maxMillis/1000), int64(775_000_000), int64(0), int64(0))
+	f.Add(uint8(0), int64(0), uint8(2), int64(fuzzBase), int64(0), int64(0), int64(rules.MaxMillis/1000), int64(775_000_000), int64(0), int64(0))
 	f.Fuzz(func(t *testing.T, which uint8, param int64, kind uint8, nowSec, nowNsec, d, untilSec, untilNsec, seq, margin int64) {
 		var s Strategy
 		switch which % 3 {

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // The data-loss rules: which cells a change of one family's GC policy, to
@@ -75,11 +78,11 @@ func (k cellKind) lost() bool { return k != kindBack }
 // count and describe them.
 type lossScan struct {
 	s      Strategy
-	ranges [numKinds]tsRange  // the timestamps of each kind; kindVersions uses from
-	from   bigtable.Timestamp // the first timestamp the current policy does not already delete
-	n      int                // SequenceNumbers(n) when versions must be counted, else 0
-	age    time.Duration      // the age found, when kindEarlier has cells
-	shift  time.Duration      // how much earlier they expire
+	ranges [numKinds]rules.Range // the timestamps of each kind; kindVersions uses from
+	from   bigtable.Timestamp    // the first timestamp the current policy does not already delete
+	n      int                   // SequenceNumbers(n) when versions must be counted, else 0
+	age    time.Duration         // the age found, when kindEarlier has cells
+	shift  time.Duration         // how much earlier they expire
 }
 
 func newLossScan(s Strategy, found bigtable.GCPolicy, now time.Time) lossScan {
@@ -96,34 +99,35 @@ func newLossScan(s Strategy, found bigtable.GCPolicy, now time.Time) lossScan {
 	// change's to lose. The age boundary is taken the way a strategy's
 	// live range is, so that an unchanged age gives empty ranges.
 	var doomed bigtable.Timestamp
-	age, aged := gcAge(found)
+	age, aged := rules.GCAge(found)
 	if aged {
-		doomed = timeRule{offset: age}.liveFrom(now)
+		doomed = rules.Time{Offset: age}.LiveFrom(now)
 	}
 	sc.from = doomed
-	if r, ok := s.timed(); ok {
-		live := r.liveFrom(now)
-		sc.ranges[kindSequence] = tsRange{lo: doomed, hi: min(live, realTime)}
-		sc.ranges[kindExpired] = tsRange{lo: max(doomed, realTime), hi: live}
-		sc.ranges[kindBack] = tsRange{lo: live, hi: doomed}
+	if sr := s.rule(); sr.Kind == rules.ByTime {
+		r := sr.Time
+		live := r.LiveFrom(now)
+		sc.ranges[kindSequence] = rules.Range{Lo: doomed, Hi: min(live, rules.RealTime)}
+		sc.ranges[kindExpired] = rules.Range{Lo: max(doomed, rules.RealTime), Hi: live}
+		sc.ranges[kindBack] = rules.Range{Lo: live, Hi: doomed}
 		// Under the age found, a cell stamped ts lives until ts + age;
 		// under s, until ts + offset. A shorter offset hides and deletes
 		// every live cell before the expiry it was written with. The cells
 		// from the old age's Forever on still expire in the year 294,000
 		// under s: they are not counted. maxage=1s is OneSecond's own
 		// policy, so the age is compared with s's own age.
-		if own, _ := gcAge(s.GCPolicy()); aged && age > own {
-			sc.ranges[kindEarlier] = tsRange{lo: max(live, realTime), hi: timeRule{offset: age}.forever()}
-			sc.age, sc.shift = age, age-r.offset
+		if own, _ := rules.GCAge(s.GCPolicy()); aged && age > own {
+			sc.ranges[kindEarlier] = rules.Range{Lo: max(live, rules.RealTime), Hi: rules.Time{Offset: age}.Forever()}
+			sc.age, sc.shift = age, age-r.Offset
 		}
 		return sc
 	}
-	sc.ranges[kindRealTime] = tsRange{lo: max(doomed, realTime), open: true}
+	sc.ranges[kindRealTime] = rules.Range{Lo: max(doomed, rules.RealTime), Open: true}
 	// For n = math.MaxInt32, n+1 does not fit the filter's int32 (the
 	// server refuses it), and no row holds 2³¹ cells of one column:
 	// versions are not counted.
 	n, _ := s.Versions()
-	if kept, ok := gcVersions(found); (!ok || kept > n) && n < math.MaxInt32 {
+	if kept, ok := rules.GCVersions(found); (!ok || kept > n) && n < math.MaxInt32 {
 		sc.n = n
 	}
 	return sc
@@ -139,14 +143,14 @@ func (sc lossScan) filter(family string) bigtable.Filter {
 			if sc.n > 0 {
 				versions := []bigtable.Filter{bigtable.LatestNFilter(sc.n + 1), bigtable.LabelFilter(kindLabels[k])}
 				if sc.from > 0 {
-					versions = append([]bigtable.Filter{tsRange{lo: sc.from, open: true}.filter()}, versions...)
+					versions = append([]bigtable.Filter{rules.Range{Lo: sc.from, Open: true}.Filter()}, versions...)
 				}
 				branches = append(branches, versions)
 			}
 			continue
 		}
-		if r := sc.ranges[k]; !r.empty() {
-			branches = append(branches, []bigtable.Filter{r.filter(), bigtable.CellsPerRowLimitFilter(1), bigtable.LabelFilter(kindLabels[k])})
+		if r := sc.ranges[k]; !r.Empty() {
+			branches = append(branches, []bigtable.Filter{r.Filter(), bigtable.CellsPerRowLimitFilter(1), bigtable.LabelFilter(kindLabels[k])})
 		}
 	}
 	chain := []bigtable.Filter{bigtable.ColumnRangeFilter(family, "", ""), bigtable.StripValueFilter()}
@@ -242,20 +246,20 @@ func (sc lossScan) losses(t lossTally) []Loss {
 		if n == 0 || !k.lost() {
 			continue
 		}
-		rows := plural(n, "row holds", "rows hold")
+		rows := text.Plural(n, "row holds", "rows hold")
 		var reason string
 		switch k {
 		case kindSequence:
 			reason = fmt.Sprintf("%s sequence numbers (timestamps before 2000), which the age-based policy %s deletes all at once", rows, want)
 		case kindExpired:
 			r := sc.ranges[kindExpired]
-			last := formatTime((r.hi - 1000).Time())
+			last := text.Time((r.Hi - 1000).Time())
 			span := "up to " + last
-			if r.lo > realTime {
-				span = formatTime(r.lo.Time()) + " to " + last
+			if r.Lo > rules.RealTime {
+				span = text.Time(r.Lo.Time()) + " to " + last
 			}
 			reason = fmt.Sprintf("%s cells stamped %s, which would expire at once under %v", rows, span, sc.s)
-			if tr, _ := sc.s.timed(); tr.offset == 0 {
+			if sr := sc.s.rule(); sr.Kind == rules.ByTime && sr.Time.Offset == 0 {
 				reason = fmt.Sprintf("%s cells stamped %s, which %v reads as expiries already past: hidden at once, deleted by GC within seconds",
 					rows, span, sc.s)
 			}
@@ -266,7 +270,7 @@ func (sc lossScan) losses(t lossTally) []Loss {
 			reason = fmt.Sprintf("%s real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under %s would delete the versions written after them",
 				rows, want)
 		case kindVersions:
-			reason = fmt.Sprintf("%s columns with more than %d versions, whose oldest %s deletes", plural(n, "row has", "rows have"), sc.n, want)
+			reason = fmt.Sprintf("%s columns with more than %d versions, whose oldest %s deletes", text.Plural(n, "row has", "rows have"), sc.n, want)
 		}
 		out = append(out, Loss{Rows: n, Reason: reason})
 	}

@@ -3,6 +3,8 @@ package ttl
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // How a MoveReport prints.
@@ -19,13 +21,13 @@ func (r *MoveReport) String() string {
 	case r.Started:
 		state = "started"
 	}
-	fmt.Fprintf(&b, "family %q of table %q at %s: %s\n", r.Family, r.Table, formatTime(r.Now), state)
+	fmt.Fprintf(&b, "family %q of table %q at %s: %s\n", r.Family, r.Table, text.Time(r.Now), state)
 	fmt.Fprintf(&b, "  %s\n", r.Move)
 	fmt.Fprintf(&b, "  GC policy: %s now, %s during the move, %s after it\n", r.Found, r.Window, r.Final)
-	fmt.Fprintf(&b, "  boundary: %s (%d µs)\n", formatTime(r.Boundary.Time()), r.Boundary)
+	fmt.Fprintf(&b, "  boundary: %s (%d µs)\n", text.Time(r.Boundary.Time()), r.Boundary)
 	ends := "never by time: the old cells must be rewritten"
 	if !r.EndsBy.IsZero() {
-		ends = formatTime(r.EndsBy) + ", the skew included"
+		ends = text.Time(r.EndsBy) + ", the skew included"
 	}
 	fmt.Fprintf(&b, "  the old cells' rule ends: %s\n", ends)
 	if r.Counted {
@@ -34,11 +36,11 @@ func (r *MoveReport) String() string {
 			mark = "≥"
 		}
 		count := func(c Count) string {
-			return fmt.Sprintf("%s%s (%s)", mark, plural(int(c.Cells), "cell", "cells"), byteSize(c.Bytes))
+			return fmt.Sprintf("%s%s (%s)", mark, text.Plural(int(c.Cells), "cell", "cells"), text.Bytes(c.Bytes))
 		}
 		fmt.Fprintf(&b, "  old cells: %s live, %s expired; %s never expire", count(r.OldLive), count(r.OldExpired), count(r.OldNeverExpire))
 		if !r.LastExpiry.IsZero() {
-			fmt.Fprintf(&b, "; the last expires at %s", formatTime(r.LastExpiry))
+			fmt.Fprintf(&b, "; the last expires at %s", text.Time(r.LastExpiry))
 		}
 		fmt.Fprintf(&b, "\n  new cells: %s\n", count(r.New))
 		if r.Misplaced.Cells > 0 {
@@ -46,7 +48,7 @@ func (r *MoveReport) String() string {
 		}
 	}
 	if r.Rewritten > 0 || r.Kept > 0 {
-		fmt.Fprintf(&b, "  rewritten: %s; kept: %s\n", plural(int(r.Rewritten), "cell", "cells"), plural(int(r.Kept), "cell", "cells"))
+		fmt.Fprintf(&b, "  rewritten: %s; kept: %s\n", text.Plural(int(r.Rewritten), "cell", "cells"), text.Plural(int(r.Kept), "cell", "cells"))
 	}
 	verb := "done"
 	if r.DryRun {

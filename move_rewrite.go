@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // Rewriting a move's old cells in the new encoding, cell by cell, each
@@ -35,8 +38,7 @@ func (r *Rewrite) add(o Rewrite) {
 // new encoding: times to times. Sequence numbers have no times, and
 // versions rewritten as times would collapse into one cell.
 func (m Move) rewritable() error {
-	old, new, _ := m.sides()
-	if old.kind == byVersions || new.kind != byTime {
+	if !m.rules().Rewritable() {
 		return fmt.Errorf("%w: %v: cells cannot be rewritten between sequence numbers and times; the old cells stay readable by their rule until they expire",
 			ErrInvalidOption, m)
 	}
@@ -48,7 +50,7 @@ func (m Move) rewritable() error {
 // reads, with their values.
 func (m Move) RewriteFilter(family string) bigtable.Filter {
 	old, _, _ := m.sides()
-	return bigtable.ChainFilters(bigtable.ColumnRangeFilter(family, "", ""), old.span.filter())
+	return bigtable.ChainFilters(bigtable.ColumnRangeFilter(family, "", ""), old.Span.Filter())
 }
 
 // RewriteRow rewrites in the new encoding the cells of family in row, read
@@ -70,14 +72,14 @@ func (m Move) RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family stri
 	old, new, _ := m.sides()
 	items := row[family]
 	for _, it := range items { // by column, newest first: a newer cell moves before an older one
-		if !old.span.contains(it.Timestamp) {
+		if !old.Span.Contains(it.Timestamp) {
 			continue
 		}
-		if !old.liveAt(it.Timestamp, 0, now.Add(-m.Skew)) {
+		if !old.LiveAt(it.Timestamp, 0, now.Add(-m.Skew)) {
 			done.Expired++
 			continue
 		}
-		to, ok := m.newStamp(old, new, it.Timestamp)
+		to, ok := old.Restamp(new, it.Timestamp)
 		if !ok {
 			done.Kept++
 			continue
@@ -86,7 +88,7 @@ func (m Move) RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family stri
 			done.Rewritten++
 			continue
 		}
-		_, qualifier := splitColumn(it.Column)
+		_, qualifier := rules.SplitColumn(it.Column)
 		moved, err := moveCell(ctx, tbl, row.Key(), family, qualifier, it.Timestamp, to, it.Value)
 		if err != nil {
 			return done, err
@@ -100,22 +102,6 @@ func (m Move) RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family stri
 	return done, nil
 }
 
-// newStamp returns the timestamp of an old cell stamped ts in the new
-// encoding, keeping its expiry, and false when that timestamp would not
-// fall on the new side.
-func (m Move) newStamp(old, new rangeRule, ts bigtable.Timestamp) (bigtable.Timestamp, bool) {
-	to := new.time.forever()
-	if e, ok := old.expiry(ts); ok {
-		ms, inRange := floorMillis(e)
-		ms -= int64(new.time.offset / time.Millisecond)
-		if inRange != 0 || ms < 0 {
-			return 0, false
-		}
-		to = min(bigtable.Timestamp(ms*1000), to-1000)
-	}
-	return to, new.span.contains(to)
-}
-
 // moveCell rewrites the cell of family:column in row stamped ts, holding
 // value, at to instead, atomically and only if the cell is still there
 // unchanged and no other cell of its column is stamped between ts and to
@@ -125,16 +111,16 @@ func moveCell(ctx context.Context, tbl bigtable.TableAPI, row, family, column st
 	col := bigtable.ColumnRangeFilter(family, column, column+"\x00")
 	present := bigtable.ChainFilters(col, bigtable.TimestampRangeFilterMicros(ts, ts+1000),
 		bigtable.ValueRangeFilter(value, append(append([]byte(nil), value...), 0)))
-	between := tsRange{lo: ts + 1000, hi: to + 1000}
+	between := rules.Range{Lo: ts + 1000, Hi: to + 1000}
 	if to < ts {
-		between = tsRange{lo: to, hi: ts}
+		between = rules.Range{Lo: to, Hi: ts}
 	}
 	if to+1000 < to { // the last millisecond: no end
-		between = tsRange{lo: between.lo, open: true}
+		between = rules.Range{Lo: between.Lo, Open: true}
 	}
 	pred := present
-	if !between.empty() {
-		pred = bigtable.ConditionFilter(bigtable.ChainFilters(col, between.filter()), bigtable.BlockAllFilter(), present)
+	if !between.Empty() {
+		pred = bigtable.ConditionFilter(bigtable.ChainFilters(col, between.Filter()), bigtable.BlockAllFilter(), present)
 	}
 	m := bigtable.NewMutation()
 	m.DeleteTimestampRange(family, column, ts, ts+1000)
@@ -169,16 +155,16 @@ func RewriteMove(ctx context.Context, admin *bigtable.AdminClient, table string,
 		return r, fmt.Errorf("RewriteMove: %w", err)
 	}
 	if !r.Started {
-		return r, fmt.Errorf("%w: RewriteMove: the move starts at %s; until then the old encoding is still written", ErrInvalidOption, formatTime(m.Start))
+		return r, fmt.Errorf("%w: RewriteMove: the move starts at %s; until then the old encoding is still written", ErrInvalidOption, text.Time(m.Start))
 	}
 	old, new, _ := m.sides()
 	c := converter{data: data, family: family, dryRun: opts.DryRun, plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		var expired int64
 		for _, it := range row[family] {
-			switch to, ok := m.newStamp(old, new, it.Timestamp); {
-			case !old.span.contains(it.Timestamp):
-			case !old.liveAt(it.Timestamp, 0, r.Now.Add(-m.Skew)):
+			switch to, ok := old.Restamp(new, it.Timestamp); {
+			case !old.Span.Contains(it.Timestamp):
+			case !old.LiveAt(it.Timestamp, 0, r.Now.Add(-m.Skew)):
 				expired++
 			case ok:
 				out = append(out, conversion{Row: row.Key(), Column: it.Column, From: it.Timestamp, To: to, value: it.Value})
@@ -197,7 +183,7 @@ func RewriteMove(ctx context.Context, admin *bigtable.AdminClient, table string,
 		verb = "would rewrite"
 	}
 	r.Actions = append(r.Actions, fmt.Sprintf("%s %s in the new encoding; %s left (changed meanwhile, or below a newer cell); %s already expired",
-		verb, plural(int(done.Rewritten), "old cell", "old cells"), plural(int(done.Kept), "cell", "cells"), plural(int(done.Expired), "cell", "cells")))
+		verb, text.Plural(int(done.Rewritten), "old cell", "old cells"), text.Plural(int(done.Kept), "cell", "cells"), text.Plural(int(done.Expired), "cell", "cells")))
 	if err != nil {
 		return r, fmt.Errorf("ttl: table %q, family %q: the rewrite stopped after %d of %d shards (resume it with the same checkpoint): %w",
 			table, family, read.ShardsRead, read.planned(), err)
@@ -215,7 +201,7 @@ func rewriteMisplaced(ctx context.Context, data bigtable.TableAPI, family string
 	c := converter{data: data, family: family, plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		for _, it := range row[family] {
-			to, ok := m.newStamp(old, new, it.Timestamp)
+			to, ok := old.Restamp(new, it.Timestamp)
 			if !ok {
 				to = it.Timestamp // kept where it is: counted as kept
 			}
@@ -223,7 +209,7 @@ func rewriteMisplaced(ctx context.Context, data bigtable.TableAPI, family string
 		}
 		return out, 0
 	}}
-	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(family, "", ""), new.span.filter())
+	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(family, "", ""), new.Span.Filter())
 	done, _, err := c.run(ctx, filter, startWork(r.Table, r.Family, m), opts)
 	r.Rewritten, r.Kept = done.Rewritten, done.Kept
 	if err != nil {
@@ -406,7 +392,7 @@ func (c converter) convert(ctx context.Context, cv conversion) (Rewrite, error) 
 	if cv.To == cv.From {
 		return Rewrite{Kept: 1}, nil
 	}
-	_, qualifier := splitColumn(cv.Column)
+	_, qualifier := rules.SplitColumn(cv.Column)
 	moved, err := moveCell(ctx, c.data, cv.Row, c.family, qualifier, cv.From, cv.To, cv.value)
 	if err != nil || !moved {
 		return Rewrite{Kept: 1}, err
@@ -417,7 +403,7 @@ func (c converter) convert(ctx context.Context, cv conversion) (Rewrite, error) 
 // settle finds out whether a recorded conversion was made, and makes it if
 // it was not and the cell is still there.
 func (c converter) settle(ctx context.Context, cv conversion) (Rewrite, error) {
-	_, qualifier := splitColumn(cv.Column)
+	_, qualifier := rules.SplitColumn(cv.Column)
 	row, err := c.data.ReadRow(ctx, cv.Row, bigtable.RowFilter(bigtable.ColumnRangeFilter(c.family, qualifier, qualifier+"\x00")))
 	if err != nil {
 		return Rewrite{}, fmt.Errorf("ttl: settling a rewrite of row %q: %w", cv.Row, err)

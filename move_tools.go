@@ -8,6 +8,9 @@ import (
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // The tools that carry a family through a Move: PlanMove says what the
@@ -135,14 +138,6 @@ func (t *moveTally) add(o *moveTally) {
 	}
 }
 
-// misplacedBefore reports whether, at now, the cells on the new side are
-// old cells stamped there: in a move from DefaultExpiration before Start,
-// when the Move writes nothing on the new side.
-func (m Move) misplacedBefore(now time.Time) bool {
-	_, fromDefault := m.From.(defaultExpiration)
-	return fromDefault && !m.Started(now)
-}
-
 // count adds one row's cells of the family to t, judged at now; misplaced
 // says whether the cells on the new side are old cells stamped there.
 func (m Move) count(items []bigtable.ReadItem, key string, now time.Time, misplaced bool, t *moveTally) {
@@ -151,7 +146,7 @@ func (m Move) count(items []bigtable.ReadItem, key string, now time.Time, mispla
 	rank := 0
 	for i, it := range items {
 		c := Count{Cells: 1, Bytes: int64(len(key)+len(it.Column)+8) + int64(len(it.Value))}
-		if !old.span.contains(it.Timestamp) {
+		if !old.Span.Contains(it.Timestamp) {
 			if misplaced {
 				t.misplaced.add(c)
 			} else {
@@ -159,17 +154,17 @@ func (m Move) count(items []bigtable.ReadItem, key string, now time.Time, mispla
 			}
 			continue
 		}
-		if i > 0 && it.Column == items[i-1].Column && old.span.contains(items[i-1].Timestamp) {
+		if i > 0 && it.Column == items[i-1].Column && old.Span.Contains(items[i-1].Timestamp) {
 			rank++
 		} else {
 			rank = 0
 		}
-		if !old.liveAt(it.Timestamp, rank, lagging) {
+		if !old.LiveAt(it.Timestamp, rank, lagging) {
 			t.oldExpired.add(c)
 			continue
 		}
 		t.oldLive.add(c)
-		if e, ok := old.expiry(it.Timestamp); ok {
+		if e, ok := old.Expiry(it.Timestamp); ok {
 			if e.After(t.lastExpiry) {
 				t.lastExpiry = e
 			}
@@ -200,7 +195,7 @@ func moveCall(ctx context.Context, admin *bigtable.AdminClient, table string, da
 	// Before the start of a move from DefaultExpiration, the cells on the
 	// new side are old cells stamped there, until StartMove has rewritten
 	// them: its checkpoint says so.
-	misplaced := m.misplacedBefore(r.Now) && !finished(opts.Checkpoint, startWork(table, family, m))
+	misplaced := m.rules().MisplacedBefore(r.Now) && !finished(opts.Checkpoint, startWork(table, family, m))
 	t, read, err := moveScan(ctx, data, family, m, r.Now, misplaced, opts.Scan)
 	r.fill(t, read)
 	if err != nil {
@@ -213,10 +208,10 @@ func moveCall(ctx context.Context, admin *bigtable.AdminClient, table string, da
 // moveReport checks a move tool's arguments and starts its report with the
 // family's policies.
 func moveReport(ctx context.Context, admin *bigtable.AdminClient, table string, data bigtable.TableAPI, family string, m Move, opts MoveOptions, name string) (*MoveReport, error) {
-	if ctx == nil || admin == nil || data == nil || isNilPointer(data) {
+	if ctx == nil || admin == nil || data == nil || rules.IsNilPointer(data) {
 		return nil, fmt.Errorf("%w: %s: nil context, admin client or table", ErrNilArgument, name)
 	}
-	if err := checkFamilyName(family); err != nil {
+	if err := rules.CheckFamilyName(family); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidStrategy, name, err)
 	}
 	if err := m.valid(); err != nil {
@@ -233,9 +228,10 @@ func moveReport(ctx context.Context, admin *bigtable.AdminClient, table string, 
 		now = opts.Now
 	}
 	r := &MoveReport{Table: table, Family: family, Move: m.String(), Now: now(), DryRun: opts.DryRun,
-		Window: describePolicy(m.GCPolicy()), Final: describePolicy(m.To.GCPolicy()), Boundary: m.Boundary()}
-	r.Started = m.Started(r.Now)
-	if end, ok := m.EndsBy(); ok {
+		Window: describePolicy(m.GCPolicy()), Final: describePolicy(m.To.GCPolicy())}
+	_, _, r.Boundary = m.sides()
+	r.Started = m.rules().Started(r.Now)
+	if end, ok := m.rules().EndsBy(); ok {
 		r.EndsBy = end
 	}
 	info, err := admin.TableInfo(ctx, table)
@@ -290,36 +286,36 @@ func (r *MoveReport) plan(m Move) {
 	switch {
 	case !r.Started && r.Found != r.Window && r.Found != r.Final:
 		r.Actions = append(r.Actions, fmt.Sprintf("before %s: configure every process with the move, then start it: GC policy %s → %s",
-			formatTime(m.Start), r.Found, r.Window))
+			text.Time(m.Start), r.Found, r.Window))
 	case !r.Started:
-		r.Actions = append(r.Actions, fmt.Sprintf("at %s writers switch to %v", formatTime(m.Start), m.To))
+		r.Actions = append(r.Actions, fmt.Sprintf("at %s writers switch to %v", text.Time(m.Start), m.To))
 	}
 	if r.Misplaced.Cells > 0 {
 		r.Actions = append(r.Actions, fmt.Sprintf("start rewrites %s stamped at or above the boundary in the new encoding",
-			plural(int(r.Misplaced.Cells), "old cell", "old cells")))
+			text.Plural(int(r.Misplaced.Cells), "old cell", "old cells")))
 	}
 	if !r.Started && r.Now.Add(m.Skew).After(m.Start) {
 		r.Blockers = append(r.Blockers, fmt.Sprintf("the start, %s, is less than the skew (%v) away: processes whose clocks run ahead may have started",
-			formatTime(m.Start), m.Skew))
+			text.Time(m.Start), m.Skew))
 	}
 	if r.Found == r.Final && r.Final != r.Window {
 		r.Actions = append(r.Actions, "finished: the family has the new strategy's policy; configure the processes with "+m.To.String())
 		return
 	}
 	if !r.Started {
-		r.Blockers = append(r.Blockers, "the move has not started: it cannot finish before "+formatTime(m.Start))
+		r.Blockers = append(r.Blockers, "the move has not started: it cannot finish before "+text.Time(m.Start))
 	}
 	switch {
 	case r.OldNeverExpire.Cells > 0 && m.rewritable() != nil:
 		r.Blockers = append(r.Blockers, fmt.Sprintf("%s of the old rule never expire, and cells cannot be rewritten between sequence numbers and times: "+
 			"the move never ends by itself; give the old cells an end (Old: For or Until), or finish with data loss",
-			plural(int(r.OldNeverExpire.Cells), "live cell", "live cells")))
+			text.Plural(int(r.OldNeverExpire.Cells), "live cell", "live cells")))
 	case r.OldNeverExpire.Cells > 0:
 		r.Blockers = append(r.Blockers, fmt.Sprintf("%s of the old rule never expire: rewrite them (or finish with data loss)",
-			plural(int(r.OldNeverExpire.Cells), "live cell", "live cells")))
+			text.Plural(int(r.OldNeverExpire.Cells), "live cell", "live cells")))
 	case r.OldLive.Cells > 0:
 		r.Blockers = append(r.Blockers, fmt.Sprintf("%s of the old rule live until %s (the skew included): wait, or rewrite them",
-			plural(int(r.OldLive.Cells), "cell", "cells"), formatTime(r.LastExpiry.Add(m.Skew))))
+			text.Plural(int(r.OldLive.Cells), "cell", "cells"), text.Time(r.LastExpiry.Add(m.Skew))))
 	case r.Started:
 		r.Actions = append(r.Actions, fmt.Sprintf("finish: no cell of the old rule is live; GC policy %s → %s", r.Found, r.Final))
 	}
@@ -339,16 +335,16 @@ func StartMove(ctx context.Context, admin *bigtable.AdminClient, table string, d
 	if r.Misplaced.Cells > 0 {
 		if opts.Checkpoint == nil && !opts.DryRun {
 			return r, fmt.Errorf("%w: StartMove: %s stamped above the boundary must be rewritten, and that needs a Checkpoint (MoveOptions.Checkpoint): a rewritten cell cannot be told from one still to rewrite",
-				ErrInvalidOption, plural(int(r.Misplaced.Cells), "old cell", "old cells"))
+				ErrInvalidOption, text.Plural(int(r.Misplaced.Cells), "old cell", "old cells"))
 		}
-		r.Actions = append(r.Actions, fmt.Sprintf("rewrite %s stamped at or above the boundary", plural(int(r.Misplaced.Cells), "old cell", "old cells")))
+		r.Actions = append(r.Actions, fmt.Sprintf("rewrite %s stamped at or above the boundary", text.Plural(int(r.Misplaced.Cells), "old cell", "old cells")))
 		if !opts.DryRun {
 			if err := rewriteMisplaced(ctx, data, family, m, r, opts); err != nil {
 				return r, err
 			}
 			if r.Kept > 0 {
 				return r, fmt.Errorf("%w: StartMove: %s stamped above the boundary could not be rewritten (changed meanwhile, or a newer cell would be outranked); the policy is unchanged",
-					ErrDataLoss, plural(int(r.Kept), "old cell", "old cells"))
+					ErrDataLoss, text.Plural(int(r.Kept), "old cell", "old cells"))
 			}
 		}
 	}
@@ -378,16 +374,16 @@ func FinishMove(ctx context.Context, admin *bigtable.AdminClient, table string, 
 	}
 	switch {
 	case !r.Started:
-		return r, fmt.Errorf("%w: FinishMove: the move starts at %s", ErrInvalidOption, formatTime(m.Start))
+		return r, fmt.Errorf("%w: FinishMove: the move starts at %s", ErrInvalidOption, text.Time(m.Start))
 	case r.Found == r.Final:
 		r.Actions = append(r.Actions, "nothing to do: the family has the new strategy's policy")
 		return r, nil
 	case r.OldLive.Cells > 0 && !opts.AllowDataLoss:
 		return r, fmt.Errorf("%w: FinishMove: table %q, family %q: %s of the old rule are live (the latest until %s); rewrite them, wait, or allow the loss",
-			ErrDataLoss, table, family, plural(int(r.OldLive.Cells), "cell", "cells"), formatTime(r.LastExpiry.Add(m.Skew)))
+			ErrDataLoss, table, family, text.Plural(int(r.OldLive.Cells), "cell", "cells"), text.Time(r.LastExpiry.Add(m.Skew)))
 	}
 	if r.OldLive.Cells > 0 {
-		r.Actions = append(r.Actions, fmt.Sprintf("%s of the old rule are lost", plural(int(r.OldLive.Cells), "live cell", "live cells")))
+		r.Actions = append(r.Actions, fmt.Sprintf("%s of the old rule are lost", text.Plural(int(r.OldLive.Cells), "live cell", "live cells")))
 	}
 	// The old cells still stored, expired by their rule, that the new
 	// strategy alone would read as live (or, under a version limit, would
@@ -400,7 +396,7 @@ func FinishMove(ctx context.Context, admin *bigtable.AdminClient, table string, 
 			verb = "delete"
 		}
 		r.Actions = append(r.Actions, fmt.Sprintf("%s %s of the old rule, expired, which %v alone would read as live",
-			verb, plural(int(purged), "cell", "cells"), m.To))
+			verb, text.Plural(int(purged), "cell", "cells"), m.To))
 	}
 	if err != nil {
 		return r, err
@@ -422,7 +418,7 @@ func FinishMove(ctx context.Context, admin *bigtable.AdminClient, table string, 
 // would delete the versions below them.
 func purgeOld(ctx context.Context, data bigtable.TableAPI, family string, m Move, now time.Time, opts MoveOptions) (int64, error) {
 	old, _, _ := m.sides()
-	filter := []bigtable.Filter{bigtable.ColumnRangeFilter(family, "", ""), old.span.filter(), bigtable.StripValueFilter()}
+	filter := []bigtable.Filter{bigtable.ColumnRangeFilter(family, "", ""), old.Span.Filter(), bigtable.StripValueFilter()}
 	if _, versions := m.To.Versions(); !versions {
 		filter = append(filter, m.To.Filter(now))
 	}
@@ -467,7 +463,7 @@ func (p *purge) row(r bigtable.Row) {
 	}
 	mut := bigtable.NewMutation()
 	for _, it := range items {
-		_, qualifier := splitColumn(it.Column)
+		_, qualifier := rules.SplitColumn(it.Column)
 		mut.DeleteTimestampRange(p.family, qualifier, it.Timestamp, it.Timestamp+1000)
 	}
 	p.err = p.data.Apply(p.ctx, r.Key(), mut)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // An Option configures a [Table]; pass it to [NewTable].
@@ -63,7 +65,7 @@ func OtherFamilies(names ...string) Option {
 			c.others = make([]string, 0, len(names))
 		}
 		for _, n := range names {
-			if err := checkFamilyName(n); err != nil {
+			if err := rules.CheckFamilyName(n); err != nil {
 				return fmt.Errorf("%w: OtherFamilies: %v", ErrInvalidOption, err)
 			}
 			for _, seen := range c.others {

@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // A Shard is one piece of work that reads a whole table: the rows from
@@ -53,7 +55,7 @@ const MaxShards = 1024
 // tablets of the table as Bigtable serves it), into at most MaxShards
 // shards that together cover every row once, in row order.
 func Shards(ctx context.Context, tbl bigtable.TableAPI) ([]Shard, error) {
-	if ctx == nil || tbl == nil || isNilPointer(tbl) {
+	if ctx == nil || tbl == nil || rules.IsNilPointer(tbl) {
 		return nil, fmt.Errorf("%w: Shards: nil context or table", ErrNilArgument)
 	}
 	keys, err := tbl.SampleRowKeys(ctx)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // DefaultExpiration returns the default-expiration strategy: the family's
@@ -32,14 +34,14 @@ func (s defaultExpiration) Timestamp(now time.Time, life Lifetime) (bigtable.Tim
 	if err := s.valid(); err != nil {
 		return 0, err
 	}
-	return timeRule{s.d}.timestamp(now, life, s.String)
+	return timestamp(rules.Time{Offset: s.d}, now, life, s.String)
 }
 
 func (s defaultExpiration) Filter(now time.Time) bigtable.Filter {
 	if s.valid() != nil {
 		return bigtable.BlockAllFilter()
 	}
-	return timeRule{s.d}.filter(now)
+	return rules.Time{Offset: s.d}.Filter(now)
 }
 
 func (s defaultExpiration) GCPolicy() bigtable.GCPolicy {
@@ -50,7 +52,7 @@ func (s defaultExpiration) GCPolicy() bigtable.GCPolicy {
 }
 
 func (s defaultExpiration) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
-	return timeRule{s.d}.expiry(ts)
+	return rules.Time{Offset: s.d}.Expiry(ts)
 }
 
 func (defaultExpiration) Versions() (int, bool) { return 0, false }
@@ -66,11 +68,15 @@ func (s defaultExpiration) valid() error {
 	return nil
 }
 
-func (s defaultExpiration) timed() (timeRule, bool) { return timeRule{s.d}, true }
+func (s defaultExpiration) rule() rules.Strategy {
+	return rules.Strategy{Kind: rules.ByTime, Time: rules.Time{Offset: s.d}}
+}
 
-func (defaultExpiration) supersedes(bigtable.Timestamp) (tsRange, bool) { return tsRange{}, false }
+func (defaultExpiration) supersedes(bigtable.Timestamp) (rules.Range, bool) {
+	return rules.Range{}, false
+}
 
 // A cell stamped now lives for the default.
-func (s defaultExpiration) readModifyWrite(now time.Time, margin time.Duration) (bool, []tsRange) {
-	return true, timeRule{s.d}.expired(now.Add(margin))
+func (s defaultExpiration) readModifyWrite(now time.Time, margin time.Duration) (bool, []rules.Range) {
+	return true, rules.Time{Offset: s.d}.Expired(now.Add(margin))
 }

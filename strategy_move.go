@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // A Move is the strategy of a family whose strategy is being changed while
@@ -80,121 +82,29 @@ type Move struct {
 	Skew time.Duration
 }
 
-// ruleKind is how a range of a moving family's cells lives.
-type ruleKind uint8
-
-const (
-	byTime     ruleKind = iota // ts + offset > now
-	byVersions                 // among the newest n of the range in its column
-	always                     // live
-)
-
-// A rangeRule is the rule of one side of a move's boundary.
-type rangeRule struct {
-	kind     ruleKind
-	time     timeRule  // byTime
-	versions int       // byVersions
-	until    time.Time // not zero: nothing on this side is live from then on
-	span     tsRange   // the timestamps on this side
-}
-
-// filter passes the cells of the side live at now; nil passes none.
-func (r rangeRule) filter(now time.Time) bigtable.Filter {
-	if !r.until.IsZero() && !now.Before(r.until) {
-		return nil
+// rules returns the rule behind the move.
+func (m Move) rules() rules.Move {
+	r := rules.Move{Start: m.Start, Skew: m.Skew}
+	if m.From != nil {
+		r.From = m.From.rule()
 	}
-	switch r.kind {
-	case byTime:
-		if live := r.span.from(r.time.liveFrom(now)); !live.empty() {
-			return live.filter()
-		}
-		return nil
-	case byVersions:
-		return bigtable.ChainFilters(r.span.filter(), bigtable.LatestNFilter(r.versions))
+	if m.To != nil {
+		r.To = m.To.rule()
 	}
-	return r.span.filter()
-}
-
-// expiry returns the expiry of a cell of the side stamped ts.
-func (r rangeRule) expiry(ts bigtable.Timestamp) (time.Time, bool) {
-	var t time.Time
-	ok := false
-	if r.kind == byTime {
-		t, ok = r.time.expiry(ts)
+	switch m.Old.kind {
+	case lifeFor:
+		r.Old = rules.Old{Kind: rules.OldFor, For: time.Duration(m.Old.n)}
+	case lifeUntil:
+		r.Old = rules.Old{Kind: rules.OldUntil, Until: m.Old.until()}
+	case lifeForever:
+		r.Old = rules.Old{Kind: rules.OldForever}
 	}
-	if !r.until.IsZero() && (!ok || r.until.Before(t)) {
-		return r.until, true
-	}
-	return t, ok
-}
-
-// expired returns the timestamps of the side's cells expired by time at
-// now.
-func (r rangeRule) expired(now time.Time) []tsRange {
-	if !r.until.IsZero() && !now.Before(r.until) {
-		return []tsRange{r.span}
-	}
-	if r.kind != byTime {
-		return nil
-	}
-	if dead := r.span.below(r.time.liveFrom(now)); !dead.empty() {
-		return []tsRange{dead}
-	}
-	return nil
-}
-
-// ruleOf returns the rule of a strategy.
-func ruleOf(s Strategy) rangeRule {
-	if tr, ok := s.timed(); ok {
-		return rangeRule{kind: byTime, time: tr}
-	}
-	n, _ := s.Versions()
-	return rangeRule{kind: byVersions, versions: n}
+	return r
 }
 
 // sides returns the rules of the cells written before the move and after
 // it, each with its span of timestamps, and the boundary between them.
-func (m Move) sides() (old, new rangeRule, boundary bigtable.Timestamp) {
-	new = ruleOf(m.To)
-	_, fromVersions := versionsOf(m.From)
-	switch {
-	case m.From == nil:
-		old = rangeRule{kind: always}
-	default:
-		old = ruleOf(m.From)
-	}
-	switch m.Old.kind {
-	case lifeFor:
-		if fromVersions {
-			old.until = m.Start.Add(time.Duration(m.Old.n))
-		} else {
-			old = rangeRule{kind: byTime, time: timeRule{time.Duration(m.Old.n)}}
-		}
-	case lifeUntil:
-		if fromVersions {
-			old.until = m.Old.until()
-		} else {
-			old = rangeRule{kind: always, until: m.Old.until()}
-		}
-	case lifeForever:
-		if !fromVersions {
-			old = rangeRule{kind: always}
-		}
-	}
-	_, toVersions := m.To.Versions()
-	switch {
-	case fromVersions:
-		boundary = realTime
-		old.span, new.span = tsRange{hi: boundary}, tsRange{lo: boundary, open: true}
-	case toVersions:
-		boundary = realTime
-		old.span, new.span = tsRange{lo: boundary, open: true}, tsRange{hi: boundary}
-	default:
-		boundary = bigtable.Time(m.Start)
-		old.span, new.span = tsRange{hi: boundary}, tsRange{lo: boundary, open: true}
-	}
-	return old, new, boundary
-}
+func (m Move) sides() (old, new rules.Side, boundary bigtable.Timestamp) { return m.rules().Sides() }
 
 // Boundary returns the timestamp that separates the two encodings: Start
 // for moves between time rules, 2000-01-01 for moves to or from sequence
@@ -206,24 +116,13 @@ func (m Move) Boundary() bigtable.Timestamp {
 
 // Started reports whether the move has started at now: whether writes use
 // the new strategy.
-func (m Move) Started(now time.Time) bool { return !now.Before(m.Start) }
+func (m Move) Started(now time.Time) bool { return m.rules().Started(now) }
 
 // EndsBy returns the instant from which no cell written before Start is
 // live, Skew included: the earliest the move can be finished without
 // rewriting them. It reports false when the old cells never expire by
 // time: the move then ends once they are rewritten.
-func (m Move) EndsBy() (time.Time, bool) {
-	old, _, _ := m.sides()
-	switch {
-	case !old.until.IsZero():
-		return old.until.Add(m.Skew), true
-	case old.kind == byTime:
-		// Every old cell is stamped before the boundary.
-		last, _ := old.time.expiry(old.span.hi - 1000)
-		return last.Add(time.Millisecond + m.Skew).In(m.Start.Location()), true
-	}
-	return time.Time{}, false
-}
+func (m Move) EndsBy() (time.Time, bool) { return m.rules().EndsBy() }
 
 // Timestamp returns the timestamp of a cell written at now with life:
 // before Start in the old encoding when it can hold the cell on its side of
@@ -240,16 +139,17 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 	}
 	old, new, _ := m.sides()
 	type encoding struct {
-		rule rangeRule
+		rule rules.Side
 		s    Strategy // nil: the old cells of a family without a strategy
 	}
+	started := !now.Before(m.Start)
 	order := []encoding{{new, m.To}, {old, m.From}}
-	if _, toVersions := m.To.Versions(); toVersions && m.Started(now) {
+	if _, toVersions := m.To.Versions(); toVersions && started {
 		// Real timestamps written after the start would outrank every
 		// sequence number: from then on, only versions.
 		order = order[:1]
 	}
-	if !m.Started(now) {
+	if !started {
 		order[0], order[1] = order[1], order[0]
 		if _, ok := m.From.(defaultExpiration); ok {
 			// Before Start, a DefaultExpiration writer stamps its cells the
@@ -262,7 +162,7 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 	var first error
 	for _, e := range order {
 		ts, err := m.encode(e.s, e.rule, now, life)
-		if err == nil && !e.rule.span.contains(ts) {
+		if err == nil && !e.rule.Span.Contains(ts) {
 			err = fmt.Errorf("%w: %v under %v: its timestamp %d would fall on the other side of the boundary",
 				ErrLifetime, life, m, ts)
 		}
@@ -284,10 +184,10 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 // of DefaultExpiration another expiry than its own (old cells that live
 // Until a time or Forever), or the cell would be born expired (a side
 // whose rule has ended).
-func (m Move) keeps(r rangeRule, s Strategy, ts bigtable.Timestamp, now time.Time, life Lifetime) error {
-	e, ok := r.expiry(ts)
-	if s != nil && r.kind != byTime {
-		if _, timed := s.timed(); timed {
+func (m Move) keeps(r rules.Side, s Strategy, ts bigtable.Timestamp, now time.Time, life Lifetime) error {
+	e, ok := r.Expiry(ts)
+	if s != nil && r.Kind != rules.ByTime {
+		if s.rule().Kind == rules.ByTime {
 			if want, wok := s.ExpiresAt(ts); wok != ok || !want.Equal(e) {
 				return fmt.Errorf("%w: %v under %v: the old cells' rule (Old: %v) would not keep its expiry", ErrLifetime, life, m, m.Old)
 			}
@@ -303,7 +203,7 @@ func (m Move) keeps(r rangeRule, s Strategy, ts bigtable.Timestamp, now time.Tim
 // encode returns the timestamp of a cell on one side of the move: by the
 // side's rule, with s the strategy that writes it (nil for the real
 // timestamps of a family without a strategy).
-func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (bigtable.Timestamp, error) {
+func (m Move) encode(s Strategy, r rules.Side, now time.Time, life Lifetime) (bigtable.Timestamp, error) {
 	if life.kind == lifeDefault {
 		life = m.defaultLife(now)
 	}
@@ -313,14 +213,14 @@ func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (big
 		// A write at now, as the family had before: Default, or a Version
 		// written before the move to SequenceNumbers starts, whatever
 		// rule Old gives the old cells.
-	case r.kind == byTime:
-		return r.time.timestamp(now, life, m.String)
+	case r.Kind == rules.ByTime:
+		return timestamp(r.Time, now, life, m.String)
 	case s != nil:
 		return s.Timestamp(now, life)
 	default:
 		return 0, fmt.Errorf("%w: %v under %v: cells written the old way, with a real timestamp, take Default (or, in a move to SequenceNumbers, Version)", ErrLifetime, life, m)
 	}
-	ms, inRange := floorMillis(now)
+	ms, inRange := rules.FloorMillis(now)
 	if inRange != 0 {
 		return 0, fmt.Errorf("%w: now (%v) is outside 1970 to the year 294,247", ErrOutOfRange, now.UTC().Format(time.RFC3339Nano))
 	}
@@ -333,7 +233,7 @@ func (m Move) encode(s Strategy, r rangeRule, now time.Time, life Lifetime) (big
 // is a write at now, which Default itself stands for.
 func (m Move) defaultLife(now time.Time) Lifetime {
 	order := []Strategy{m.From, m.To}
-	if m.Started(now) {
+	if !now.Before(m.Start) {
 		order[0], order[1] = order[1], order[0]
 	}
 	for _, s := range order {
@@ -356,8 +256,8 @@ func (m Move) Filter(now time.Time) bigtable.Filter {
 	}
 	old, new, _ := m.sides()
 	var branches []bigtable.Filter
-	for _, r := range []rangeRule{old, new} {
-		if f := r.filter(now); f != nil {
+	for _, r := range []rules.Side{old, new} {
+		if f := r.Filter(now); f != nil {
 			branches = append(branches, f)
 		}
 	}
@@ -380,10 +280,10 @@ func (m Move) GCPolicy() bigtable.GCPolicy {
 		return bigtable.NoGcPolicy()
 	}
 	old, new, _ := m.sides()
-	if old.kind != byTime || new.kind != byTime || !old.until.IsZero() {
+	if old.Kind != rules.ByTime || new.Kind != rules.ByTime || !old.Until.IsZero() {
 		return bigtable.NoGcPolicy()
 	}
-	age := max(old.time.offset, new.time.offset)
+	age := max(old.Time.Offset, new.Time.Offset)
 	if rem := age % time.Second; rem != 0 {
 		age += time.Second - rem
 	}
@@ -394,10 +294,10 @@ func (m Move) GCPolicy() bigtable.GCPolicy {
 // of the boundary.
 func (m Move) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
 	old, new, _ := m.sides()
-	if old.span.contains(ts) {
-		return old.expiry(ts)
+	if old.Span.Contains(ts) {
+		return old.Expiry(ts)
 	}
-	return new.expiry(ts)
+	return new.Expiry(ts)
 }
 
 // Versions returns the new strategy's.
@@ -439,7 +339,7 @@ func (m Move) valid() error {
 			return err
 		}
 	}
-	_, fromVersions := versionsOf(m.From)
+	fromVersions := m.From != nil && m.From.rule().Kind == rules.ByVersions
 	_, toVersions := m.To.Versions()
 	_, fromDefault := m.From.(defaultExpiration)
 	_, toOneSecond := m.To.(oneSecond)
@@ -451,7 +351,7 @@ func (m Move) valid() error {
 		return bad("moves go from a family without a strategy to any strategy, from SequenceNumbers to OneSecond or DefaultExpiration, and from DefaultExpiration to OneSecond; other changes need no move: EnsureFamilies makes them, or refuses those that lose data")
 	}
 	switch {
-	case m.Start.IsZero() || !m.Start.Truncate(time.Millisecond).Equal(m.Start) || bigtable.Time(m.Start) <= realTime:
+	case m.Start.IsZero() || !m.Start.Truncate(time.Millisecond).Equal(m.Start) || bigtable.Time(m.Start) <= rules.RealTime:
 		return bad("Start must be a whole millisecond after 2000-01-01")
 	case m.Skew < 0:
 		return bad("Skew must not be negative")
@@ -472,18 +372,21 @@ func (m Move) valid() error {
 	return nil
 }
 
-// timed reports false: a move's cells follow one of two rules.
-func (Move) timed() (timeRule, bool) { return timeRule{}, false }
+// rule returns the move's rule: each cell follows its side's.
+func (m Move) rule() rules.Strategy {
+	r := m.rules()
+	return rules.Strategy{Kind: rules.Moving, Move: &r}
+}
 
 // supersedes returns, for a cell written the new way in a move from real
 // timestamps to sequence numbers, the old cells of its column: they would
 // otherwise outrank every sequence number.
-func (m Move) supersedes(ts bigtable.Timestamp) (tsRange, bool) {
+func (m Move) supersedes(ts bigtable.Timestamp) (rules.Range, bool) {
 	old, new, _ := m.sides()
-	if m.From == nil && new.kind == byVersions && new.span.contains(ts) {
-		return old.span, true
+	if m.From == nil && new.Kind == rules.ByVersions && new.Span.Contains(ts) {
+		return old.Span, true
 	}
-	return tsRange{}, false
+	return rules.Range{}, false
 }
 
 // readModifyWrite allows read-modify-write where the rule of the side the
@@ -493,34 +396,19 @@ func (m Move) supersedes(ts bigtable.Timestamp) (tsRange, bool) {
 // a cell stamped on the other side would be read by the other rule (past
 // Start under OneSecond, expired at once), so read-modify-write is
 // refused there.
-func (m Move) readModifyWrite(now time.Time, margin time.Duration) (bool, []tsRange) {
+func (m Move) readModifyWrite(now time.Time, margin time.Duration) (bool, []rules.Range) {
 	if m.valid() != nil {
 		return false, nil
 	}
 	old, new, _ := m.sides()
-	onOld := old.span.contains(bigtable.Time(now.Add(-m.Skew)))
-	if onOld != old.span.contains(bigtable.Time(now.Add(m.Skew))) {
+	onOld := old.Span.Contains(bigtable.Time(now.Add(-m.Skew)))
+	if onOld != old.Span.Contains(bigtable.Time(now.Add(m.Skew))) {
 		return false, nil
 	}
 	r := new
 	if onOld {
 		r = old
 	}
-	ok := r.kind == byTime && r.time.serverTimestamps() || r.kind == always && m.From == nil
-	return ok, append(old.expired(now.Add(margin)), new.expired(now.Add(margin))...)
-}
-
-// liveAt reports whether a cell of the side stamped ts, the rank-th newest
-// of the side in its column, is live at now.
-func (r rangeRule) liveAt(ts bigtable.Timestamp, rank int, now time.Time) bool {
-	switch {
-	case !r.until.IsZero() && !now.Before(r.until):
-		return false
-	case r.kind == byVersions:
-		return rank < r.versions
-	case r.kind == byTime:
-		e, ok := r.time.expiry(ts)
-		return !ok || e.After(now)
-	}
-	return true
+	ok := r.Kind == rules.ByTime && r.Time.ServerTimestamps() || r.Kind == rules.None && m.From == nil
+	return ok, append(old.Expired(now.Add(margin)), new.Expired(now.Add(margin))...)
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // OneSecond returns the one-second expiration strategy: a cell's timestamp
@@ -22,17 +24,17 @@ func OneSecond() Strategy { return oneSecond{} }
 type oneSecond struct{}
 
 // oneSecondRule stores the expiry itself.
-var oneSecondRule = timeRule{}
+var oneSecondRule = rules.Time{}
 
 func (s oneSecond) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
-	return oneSecondRule.timestamp(now, life, s.String)
+	return timestamp(oneSecondRule, now, life, s.String)
 }
 
-func (oneSecond) Filter(now time.Time) bigtable.Filter { return oneSecondRule.filter(now) }
+func (oneSecond) Filter(now time.Time) bigtable.Filter { return oneSecondRule.Filter(now) }
 
 func (oneSecond) GCPolicy() bigtable.GCPolicy { return bigtable.MaxAgePolicy(time.Second) }
 
-func (oneSecond) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) { return oneSecondRule.expiry(ts) }
+func (oneSecond) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) { return oneSecondRule.Expiry(ts) }
 
 func (oneSecond) Versions() (int, bool) { return 0, false }
 
@@ -41,9 +43,11 @@ func (oneSecond) String() string { return "OneSecond()" }
 
 func (oneSecond) valid() error { return nil }
 
-func (oneSecond) timed() (timeRule, bool) { return oneSecondRule, true }
+func (oneSecond) rule() rules.Strategy {
+	return rules.Strategy{Kind: rules.ByTime, Time: oneSecondRule}
+}
 
-func (oneSecond) supersedes(bigtable.Timestamp) (tsRange, bool) { return tsRange{}, false }
+func (oneSecond) supersedes(bigtable.Timestamp) (rules.Range, bool) { return rules.Range{}, false }
 
 // A cell stamped now has expired now.
-func (oneSecond) readModifyWrite(time.Time, time.Duration) (bool, []tsRange) { return false, nil }
+func (oneSecond) readModifyWrite(time.Time, time.Duration) (bool, []rules.Range) { return false, nil }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // SequenceNumbers returns the sequence-number strategy: a cell written as
@@ -28,7 +30,7 @@ type sequenceNumbers struct {
 }
 
 // maxSequence is the largest sequence number: MaxTimestamp / 1000.
-const maxSequence = maxMillis
+const maxSequence = rules.MaxMillis
 
 func (s sequenceNumbers) Timestamp(_ time.Time, life Lifetime) (bigtable.Timestamp, error) {
 	if err := s.valid(); err != nil {
@@ -72,9 +74,15 @@ func (s sequenceNumbers) valid() error {
 	return nil
 }
 
-func (sequenceNumbers) timed() (timeRule, bool) { return timeRule{}, false }
+func (s sequenceNumbers) rule() rules.Strategy {
+	return rules.Strategy{Kind: rules.ByVersions, Versions: s.n}
+}
 
-func (sequenceNumbers) supersedes(bigtable.Timestamp) (tsRange, bool) { return tsRange{}, false }
+func (sequenceNumbers) supersedes(bigtable.Timestamp) (rules.Range, bool) {
+	return rules.Range{}, false
+}
 
 // A cell stamped now is no sequence number.
-func (sequenceNumbers) readModifyWrite(time.Time, time.Duration) (bool, []tsRange) { return false, nil }
+func (sequenceNumbers) readModifyWrite(time.Time, time.Duration) (bool, []rules.Range) {
+	return false, nil
+}

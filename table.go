@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // A Table is a Bigtable table, or an authorized view, whose cells have a
@@ -61,10 +63,10 @@ type Table struct {
 // Bigtable would refuse, and a nil or invalid strategy; with
 // ErrInvalidOption, an invalid option.
 func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Option) (*Table, error) {
-	if tbl == nil || isNilPointer(tbl) {
+	if tbl == nil || rules.IsNilPointer(tbl) {
 		return nil, fmt.Errorf("%w: NewTable: nil bigtable.TableAPI", ErrNilArgument)
 	}
-	managed, err := checkFamilies(families)
+	managed, err := rules.CheckFamilies(families, ErrInvalidStrategy)
 	if err != nil {
 		return nil, fmt.Errorf("NewTable: %w", err)
 	}
@@ -154,7 +156,7 @@ func (t *Table) ExpiresAt(item bigtable.ReadItem) (time.Time, bool) {
 	if t == nil {
 		return time.Time{}, false
 	}
-	family, _ := splitColumn(item.Column)
+	family, _ := rules.SplitColumn(item.Column)
 	s, ok := t.managed[family]
 	if !ok {
 		return time.Time{}, false

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // ReadRow reads the live cells of one row, like bigtable.Table.ReadRow. A
@@ -38,7 +40,7 @@ func (t *Table) ReadRows(ctx context.Context, rs bigtable.RowSet, f func(bigtabl
 		return err
 	}
 	switch {
-	case rs == nil || isNilPointer(rs):
+	case rs == nil || rules.IsNilPointer(rs):
 		return fmt.Errorf("%w: ReadRows: nil row set", ErrNilArgument)
 	case f == nil:
 		return fmt.Errorf("%w: ReadRows: nil callback", ErrNilArgument)

@@ -61,7 +61,7 @@ func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadMod
 				purge = newBuilt()
 			}
 			for _, r := range expired {
-				purge.deleteRange(o.family, o.column, r.lo, r.hi)
+				purge.deleteRange(o.family, o.column, r.Lo, r.Hi)
 			}
 			t.companions.deleteColumn(&purge, o.family, o.column)
 		}

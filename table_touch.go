@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // Sliding expiration: Touch gives a cell a new lifetime, and KeepAlive
@@ -125,7 +127,7 @@ func newestLiveFilter(s Strategy, family, column string, hide time.Time) bigtabl
 // wrote.
 func (t *Table) rewrite(ctx context.Context, s Strategy, row, family, column string, cell bigtable.ReadItem, written []byte, ts bigtable.Timestamp, now time.Time) (bool, error) {
 	same := bigtable.ChainFilters(newestLiveFilter(s, family, column, now.Add(t.margin)),
-		tsRange{lo: cell.Timestamp, hi: cell.Timestamp + 1000, open: cell.Timestamp > MaxTimestamp-1000}.filter(),
+		rules.Millisecond(cell.Timestamp).Filter(),
 		exactValue(cell.Value))
 	b := newBuilt()
 	b.deleteColumn(family, column)
@@ -245,7 +247,7 @@ func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, 
 		return
 	}
 	for k, i := range missing {
-		_, qualifier := splitColumn(items[i].Column)
+		_, qualifier := rules.SplitColumn(items[i].Column)
 		cell := items[i]
 		if len(cell.Value) == 0 {
 			// The RowFilter may have stripped the value, which the
@@ -288,7 +290,7 @@ func (t *Table) writeTimesOf(ctx context.Context, row, family string, items []bi
 	}
 	columns := make([]bigtable.Filter, len(due))
 	for k, i := range due {
-		_, qualifier := splitColumn(items[i].Column)
+		_, qualifier := rules.SplitColumn(items[i].Column)
 		columns[k] = t.companions.column(family, qualifier)
 	}
 	f := columns[0]

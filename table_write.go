@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // Apply applies m to the row atomically, with the timestamps its lifetimes
@@ -39,13 +41,13 @@ type writer struct {
 	family  string   // the family last looked up
 	s       Strategy // its strategy; nil for a family without one
 	managed bool
-	rule    timeRule // s's, when timed
+	rule    rules.Time // s's, when timed
 	timed   bool
 
 	stamped   bool // whether the fields below are life's in family
 	life      Lifetime
 	ts        bigtable.Timestamp
-	old       tsRange // the timestamps ts makes obsolete, when supersede
+	old       rules.Range // the timestamps ts makes obsolete, when supersede
 	supersede bool
 }
 
@@ -134,9 +136,11 @@ func (w *writer) buildCond(m *Mutation, nested bool) (built, error) {
 func (w *writer) lookup(family string) (Strategy, bool) {
 	if !w.looked || family != w.family {
 		w.s, w.managed = w.t.strategy(family)
-		w.rule, w.timed = timeRule{}, false
+		w.rule, w.timed = rules.Time{}, false
 		if w.managed {
-			w.rule, w.timed = w.s.timed()
+			if r := w.s.rule(); r.Kind == rules.ByTime {
+				w.rule, w.timed = r.Time, true
+			}
 		}
 		w.looked, w.family, w.stamped = true, family, false
 	}
@@ -146,21 +150,21 @@ func (w *writer) lookup(family string) (Strategy, bool) {
 // stamp returns the timestamp of a cell of family (whose strategy is s)
 // written with life, refusing one the read margin would hide at once, and
 // the timestamps of its column it makes obsolete.
-func (w *writer) stamp(s Strategy, family, column string, life Lifetime) (ts bigtable.Timestamp, old tsRange, supersede bool, err error) {
+func (w *writer) stamp(s Strategy, family, column string, life Lifetime) (ts bigtable.Timestamp, old rules.Range, supersede bool, err error) {
 	if w.stamped && life == w.life {
 		return w.ts, w.old, w.supersede, nil
 	}
 	if w.timed && w.t.margin == 0 {
 		// What s.Timestamp returns first, without its checks and calls;
 		// a time strategy supersedes nothing.
-		if ts, ok := w.rule.quickTimestamp(w.now, life); ok {
-			w.stamped, w.life, w.ts, w.old, w.supersede = true, life, ts, tsRange{}, false
-			return ts, tsRange{}, false, nil
+		if ts, ok := quickTimestamp(w.rule, w.now, life); ok {
+			w.stamped, w.life, w.ts, w.old, w.supersede = true, life, ts, rules.Range{}, false
+			return ts, rules.Range{}, false, nil
 		}
 	}
 	ts, err = w.t.stamp(s, w.now, life, family, column)
 	if err != nil {
-		return 0, tsRange{}, false, err
+		return 0, rules.Range{}, false, err
 	}
 	old, supersede = s.supersedes(ts)
 	w.stamped, w.life, w.ts, w.old, w.supersede = true, life, ts, old, supersede
@@ -199,7 +203,7 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 		for i := range changes {
 			o := &changes[i]
 			if supersede {
-				b.deleteRange(family, o.column, old.lo, old.hi) // hi 0: no end
+				b.deleteRange(family, o.column, old.Lo, old.Hi) // Hi 0: no end
 			}
 			b.set(family, o.column, ts, o.value)
 		}
@@ -222,8 +226,8 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 			return err
 		}
 		if supersede {
-			b.deleteRange(family, o.column, old.lo, old.hi) // hi 0: no end
-			c.deleteRange(b, family, o.column, old.lo, old.hi)
+			b.deleteRange(family, o.column, old.Lo, old.Hi) // Hi 0: no end
+			c.deleteRange(b, family, o.column, old.Lo, old.Hi)
 		}
 		b.set(family, o.column, ts, o.value)
 		c.set(b, family, o.column, ts, w.now)
@@ -255,7 +259,7 @@ func (t *Table) addUnmanaged(b *built, now time.Time, r *run, changes []change) 
 		return fmt.Errorf("%w: %v in a family without a strategy, which keeps cells as its GC policy says; use Default (family %q, column %q)",
 			ErrLifetime, r.life, family, column)
 	}
-	ms, inRange := floorMillis(now)
+	ms, inRange := rules.FloorMillis(now)
 	if inRange != 0 {
 		return fmt.Errorf("%w: now (%v) is outside 1970 to the year 294,247 (family %q, column %q)",
 			ErrOutOfRange, now.UTC().Format(time.RFC3339Nano), family, column)
@@ -273,7 +277,7 @@ func (t *Table) addUnmanaged(b *built, now time.Time, r *run, changes []change) 
 // checkUnmanaged reports a family the table does not know: empty, or not
 // declared when the families are.
 func (t *Table) checkUnmanaged(family, column string) error {
-	if err := checkFamilyName(family); err != nil {
+	if err := rules.CheckFamilyName(family); err != nil {
 		return fmt.Errorf("%w: %v (column %q)", ErrUnknownFamily, err, column)
 	}
 	if t.others != nil && !t.others[family] {

@@ -3,10 +3,11 @@ package ttl
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // Errors returned by this package. Each is wrapped with the family, column,
@@ -86,11 +87,7 @@ var (
 // MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64
 // microseconds rounded down to a whole millisecond, in the year 294,247.
 // [Forever] cells are stored at or just below it.
-const MaxTimestamp bigtable.Timestamp = maxMillis * 1000
-
-// maxMillis is MaxTimestamp in milliseconds, the largest millisecond whose
-// microsecond count fits an int64.
-const maxMillis = math.MaxInt64 / 1000
+const MaxTimestamp bigtable.Timestamp = rules.MaxTimestamp
 
 // A Lifetime says how long one written cell lives. Make one with [For],
 // [Until] or [Version], or use [Default] or [Forever]. The zero value is
@@ -223,48 +220,35 @@ type Strategy interface {
 	// what is wrong with the strategy's arguments.
 	valid() error
 
-	// timed returns the rule of a strategy under which cells expire by
-	// time, and false for one under which they do not (SequenceNumbers,
-	// or a Move, whose cells follow one of two rules).
-	timed() (timeRule, bool)
+	// rule returns the rule behind the timestamps, which the rest of the
+	// module reads through rules.Of.
+	rule() rules.Strategy
 
 	// supersedes returns the timestamps of its column that a cell written
 	// with timestamp ts makes obsolete, to be deleted in the same
 	// mutation, and false when it makes none obsolete.
-	supersedes(ts bigtable.Timestamp) (tsRange, bool)
+	supersedes(ts bigtable.Timestamp) (rules.Range, bool)
 
 	// readModifyWrite reports whether a cell stamped with the server's
 	// clock at now (as read-modify-write stamps it) lives as the family
 	// intends, and the timestamps of the family's cells that reads treat
 	// as expired at now + margin, which the server must not build on.
-	readModifyWrite(now time.Time, margin time.Duration) (ok bool, expired []tsRange)
+	readModifyWrite(now time.Time, margin time.Duration) (ok bool, expired []rules.Range)
 }
 
-// timeRule is the one rule both time strategies share: a cell's timestamp
-// is its expiry, rounded down to the millisecond, minus offset; a cell is
-// live while timestamp + offset > now. OneSecond has offset 0,
-// DefaultExpiration(d) has offset d. The offset is a whole, non-negative
-// number of milliseconds.
-//
-// The rule's default lifetime is its offset: a plain write at now gets the
-// timestamp now. With offset 0 that cell would be born expired, so a zero
-// offset has no default.
-type timeRule struct {
-	offset time.Duration
-}
-
-// timestamp implements Strategy.Timestamp for the rule; name returns the
-// strategy's name, for messages. (A func, not a fmt.Stringer: converting
-// a DefaultExpiration to an interface would allocate on every call.)
-func (r timeRule) timestamp(now time.Time, life Lifetime, name func() string) (bigtable.Timestamp, error) {
-	if ts, ok := r.quickTimestamp(now, life); ok {
+// timestamp implements Strategy.Timestamp for a time rule; name returns
+// the strategy's name, for messages. (A func, not a fmt.Stringer:
+// converting a DefaultExpiration to an interface would allocate on every
+// call.)
+func timestamp(r rules.Time, now time.Time, life Lifetime, name func() string) (bigtable.Timestamp, error) {
+	if ts, ok := quickTimestamp(r, now, life); ok {
 		return ts, nil
 	}
-	return r.longTimestamp(now, life, name)
+	return longTimestamp(r, now, life, name)
 }
 
 // longTimestamp is timestamp worked out with time.Time, for every case.
-func (r timeRule) longTimestamp(now time.Time, life Lifetime, name func() string) (bigtable.Timestamp, error) {
+func longTimestamp(r rules.Time, now time.Time, life Lifetime, name func() string) (bigtable.Timestamp, error) {
 	var expiry time.Time
 	switch life.kind {
 	case lifeFor:
@@ -272,12 +256,12 @@ func (r timeRule) longTimestamp(now time.Time, life Lifetime, name func() string
 	case lifeUntil:
 		expiry = life.until()
 	case lifeDefault:
-		if r.offset == 0 {
+		if r.Offset == 0 {
 			return 0, fmt.Errorf("%w: %v has no default lifetime; use For or Until", ErrLifetime, name())
 		}
-		expiry = now.Add(r.offset)
+		expiry = now.Add(r.Offset)
 	case lifeForever:
-		return r.forever(), nil
+		return r.Forever(), nil
 	default:
 		return 0, fmt.Errorf("%w: %v under %v, which expires cells by time; use For or Until", ErrLifetime, life, name())
 	}
@@ -285,11 +269,11 @@ func (r timeRule) longTimestamp(now time.Time, life Lifetime, name func() string
 		return 0, fmt.Errorf("%w: %v under %v expires at %v, not after now (%v)",
 			ErrExpired, life, name(), rounded.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 	}
-	ms, inRange := floorMillis(expiry)
-	ms -= int64(r.offset / time.Millisecond)
+	ms, inRange := rules.FloorMillis(expiry)
+	ms -= int64(r.Offset / time.Millisecond)
 	// The last millisecond is Forever's: a finite expiry there would read
 	// back as never expiring.
-	if inRange != 0 || ms < 0 || bigtable.Timestamp(ms*1000) >= r.forever() {
+	if inRange != 0 || ms < 0 || bigtable.Timestamp(ms*1000) >= r.Forever() {
 		return 0, fmt.Errorf("%w: %v under %v expires at %v, which needs a timestamp outside 1970 to the year 294,247 (its last millisecond is Forever's)",
 			ErrOutOfRange, life, name(), expiry.UTC().Format(time.RFC3339Nano))
 	}
@@ -297,8 +281,8 @@ func (r timeRule) longTimestamp(now time.Time, life Lifetime, name func() string
 }
 
 // quickSec bounds the instants quickTimestamp takes, in seconds since the
-// epoch (about the year 36,800): far below maxMillis, and far enough that
-// adding a Duration (at most 292 years) cannot overflow.
+// epoch (about the year 36,800): far below rules.MaxMillis, and far enough
+// that adding a Duration (at most 292 years) cannot overflow.
 const quickSec = 1 << 40
 
 // quickTimestamp is timestamp for the common write, a For, Until or
@@ -308,7 +292,7 @@ const quickSec = 1 << 40
 // as much). It reports false for everything else, errors included, which
 // longTimestamp works out; the fuzz targets check both against exact
 // arithmetic, and TestQuickTimestamp the one against the other.
-func (r timeRule) quickTimestamp(now time.Time, life Lifetime) (bigtable.Timestamp, bool) {
+func quickTimestamp(r rules.Time, now time.Time, life Lifetime) (bigtable.Timestamp, bool) {
 	sec, nsec := now.Unix(), int64(now.Nanosecond())
 	if sec < 0 || sec >= quickSec {
 		return 0, false
@@ -316,7 +300,7 @@ func (r timeRule) quickTimestamp(now time.Time, life Lifetime) (bigtable.Timesta
 	var esec, ensec int64 // the expiry
 	switch d := life.n; life.kind {
 	case lifeDefault:
-		d = int64(r.offset)
+		d = int64(r.Offset)
 		fallthrough
 	case lifeFor:
 		if d <= 0 {
@@ -338,125 +322,27 @@ func (r timeRule) quickTimestamp(now time.Time, life Lifetime) (bigtable.Timesta
 	if s, ns := ms/1000, ms%1000*1e6; s < sec || s == sec && ns <= nsec {
 		return 0, false // born expired
 	}
-	ms -= int64(r.offset / time.Millisecond)
+	ms -= int64(r.Offset / time.Millisecond)
 	if ms < 0 {
 		return 0, false // before 1970
 	}
 	return bigtable.Timestamp(ms * 1000), true
 }
 
-// serverTimestamps reports whether a cell stamped with the server's clock,
-// as read-modify-write stamps it, lives as the family intends: at a
-// timestamp of now it lives while now + offset > now, so only with an
-// offset.
-func (r timeRule) serverTimestamps() bool { return r.offset > 0 }
-
-// forever is the timestamp of a Forever cell: the largest valid timestamp
-// minus the offset.
-func (r timeRule) forever() bigtable.Timestamp {
-	return MaxTimestamp - bigtable.Timestamp(r.offset/time.Microsecond)
-}
-
-// liveFrom returns the smallest timestamp whose cell is live at now: the
-// first whole millisecond after now − offset, but never past a Forever
-// cell's, which is always live.
-func (r timeRule) liveFrom(now time.Time) bigtable.Timestamp {
-	forever := r.forever()
-	ms, inRange := floorMillis(now.Add(-r.offset))
-	switch {
-	case inRange < 0:
-		return 0
-	case inRange > 0 || ms+1 >= int64(forever/1000):
-		return forever
+// init gives the module's other packages the rule behind a strategy: the
+// operators' tools read it through rules.Of.
+func init() {
+	rules.Of = func(s any) (rules.Strategy, error) {
+		if s == nil {
+			return rules.Strategy{Kind: rules.None}, nil
+		}
+		st, ok := s.(Strategy)
+		if !ok {
+			return rules.Strategy{}, fmt.Errorf("%w: %T is not a ttl.Strategy", ErrInvalidStrategy, s)
+		}
+		if err := st.valid(); err != nil {
+			return rules.Strategy{}, err
+		}
+		return st.rule(), nil
 	}
-	return bigtable.Timestamp((ms + 1) * 1000)
-}
-
-// expired returns the timestamps of the cells expired at now: none, or
-// those before liveFrom.
-func (r timeRule) expired(now time.Time) []tsRange {
-	if lf := r.liveFrom(now); lf > 0 {
-		return []tsRange{{hi: lf}}
-	}
-	return nil
-}
-
-// filter implements Strategy.Filter for the rule.
-func (r timeRule) filter(now time.Time) bigtable.Filter {
-	return bigtable.TimestampRangeFilterMicros(r.liveFrom(now), 0)
-}
-
-// expiry returns the instant from which a cell stamped ts is hidden, and
-// false for a Forever cell.
-func (r timeRule) expiry(ts bigtable.Timestamp) (time.Time, bool) {
-	if ts >= r.forever() {
-		return time.Time{}, false
-	}
-	return time.UnixMicro(int64(ts)).Add(r.offset), true
-}
-
-// floorMillis returns t in whole milliseconds since the Unix epoch, rounded
-// down. inRange is -1 when t is before the epoch, +1 when the result would
-// pass maxMillis, and 0 otherwise; ms is only meaningful when it is 0.
-func floorMillis(t time.Time) (ms int64, inRange int) {
-	sec := t.Unix()
-	switch {
-	case sec < 0:
-		return 0, -1
-	case sec > maxMillis/1000:
-		return 0, +1
-	}
-	ms = sec*1000 + int64(t.Nanosecond()/int(time.Millisecond))
-	if ms > maxMillis {
-		return 0, +1
-	}
-	return ms, 0
-}
-
-// realTime is the smallest timestamp taken for a real instant rather than a
-// sequence number: 2000-01-01T00:00:00Z. Sequence numbers stay far below it
-// (it would be sequence number 946,684,800,000).
-const realTime bigtable.Timestamp = 946_684_800_000_000
-
-// tsRange is the timestamps [lo, hi), or from lo on when open; the zero
-// value is empty.
-type tsRange struct {
-	lo, hi bigtable.Timestamp
-	open   bool
-}
-
-func (r tsRange) empty() bool { return !r.open && r.hi <= r.lo }
-
-// contains reports whether ts is in the range.
-func (r tsRange) contains(ts bigtable.Timestamp) bool { return ts >= r.lo && (r.open || ts < r.hi) }
-
-// below returns the part of the range before ts.
-func (r tsRange) below(ts bigtable.Timestamp) tsRange {
-	if r.open || r.hi > ts {
-		return tsRange{lo: r.lo, hi: ts}
-	}
-	return r
-}
-
-// from returns the part of the range from ts on.
-func (r tsRange) from(ts bigtable.Timestamp) tsRange {
-	r.lo = max(r.lo, ts)
-	return r
-}
-
-// filter passes the cells of the range.
-func (r tsRange) filter() bigtable.Filter {
-	if r.open {
-		return bigtable.TimestampRangeFilterMicros(r.lo, 0) // 0: no upper bound
-	}
-	return bigtable.TimestampRangeFilterMicros(r.lo, r.hi)
-}
-
-// versionsOf returns SequenceNumbers' n, and false for another strategy or
-// none.
-func versionsOf(s Strategy) (int, bool) {
-	if s == nil {
-		return 0, false
-	}
-	return s.Versions()
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // The recipe keeps its changes as runs that share a kind, a family and a
@@ -73,8 +75,8 @@ func refAdd(t *Table, b *built, now time.Time, o flatOp) error {
 		}
 	}
 	if old, ok := s.supersedes(ts); ok {
-		b.deleteRange(o.family, o.column, old.lo, old.hi)
-		t.companions.deleteRange(b, o.family, o.column, old.lo, old.hi)
+		b.deleteRange(o.family, o.column, old.Lo, old.Hi)
+		t.companions.deleteRange(b, o.family, o.column, old.Lo, old.Hi)
 	}
 	b.set(o.family, o.column, ts, o.value)
 	t.companions.set(b, o.family, o.column, ts, now)
@@ -97,7 +99,7 @@ func refAddUnmanaged(t *Table, b *built, now time.Time, o flatOp) error {
 		return fmt.Errorf("%w: %v in a family without a strategy, which keeps cells as its GC policy says; use Default (family %q, column %q)",
 			ErrLifetime, o.life, o.family, o.column)
 	}
-	ms, inRange := floorMillis(now)
+	ms, inRange := rules.FloorMillis(now)
 	if inRange != 0 {
 		return fmt.Errorf("%w: now (%v) is outside 1970 to the year 294,247 (family %q, column %q)",
 			ErrOutOfRange, now.UTC().Format(time.RFC3339Nano), o.family, o.column)
@@ -334,11 +336,11 @@ func TestQuickTimestamp(t *testing.T) {
 		default:
 			life = Default
 		}
-		for _, rule := range []timeRule{{0}, {time.Millisecond}, {48 * time.Hour}, {time.Duration(math.MaxInt64 / 1e6 * 1e6)}} {
-			ts, ok := rule.quickTimestamp(now, life)
-			want, err := rule.longTimestamp(now, life, name)
+		for _, rule := range []rules.Time{{Offset: 0}, {Offset: time.Millisecond}, {Offset: 48 * time.Hour}, {Offset: time.Duration(math.MaxInt64 / 1e6 * 1e6)}} {
+			ts, ok := quickTimestamp(rule, now, life)
+			want, err := longTimestamp(rule, now, life, name)
 			if ok && (err != nil || ts != want) {
-				t.Fatalf("offset %v, now %v, %v: quick %d, long %d, %v", rule.offset, now.UTC().Format(time.RFC3339Nano), life, ts, want, err)
+				t.Fatalf("offset %v, now %v, %v: quick %d, long %d, %v", rule.Offset, now.UTC().Format(time.RFC3339Nano), life, ts, want, err)
 			}
 			if ok {
 				quick++

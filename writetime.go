@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // Write-time companions: everything about them is in this file.
@@ -147,7 +149,7 @@ func (companions) column(family, column string) bigtable.Filter {
 // find returns the value of data's companion among cells (read with
 // column), or nil when it has none.
 func (companions) find(family string, cells []bigtable.ReadItem, data bigtable.ReadItem) []byte {
-	_, qualifier := splitColumn(data.Column)
+	_, qualifier := rules.SplitColumn(data.Column)
 	for _, c := range cells {
 		if c.Column == family+":"+WriteTimePrefix+qualifier && c.Timestamp == data.Timestamp {
 			return c.Value
@@ -209,7 +211,7 @@ func (companions) attach(r bigtable.Row, managed map[string]Strategy) bigtable.R
 		var written map[key]int64
 		data := items[:0:0]
 		for _, it := range items {
-			fam, qual := splitColumn(it.Column)
+			fam, qual := rules.SplitColumn(it.Column)
 			if col, ok := strings.CutPrefix(qual, WriteTimePrefix); ok {
 				if len(it.Value) == 8 {
 					if written == nil {

@@ -1,0 +1,28 @@
+package text
+
+import (
+	"testing"
+	"time"
+)
+
+func TestText(t *testing.T) {
+	for _, tt := range []struct{ got, want string }{
+		{Plural(1, "row", "rows"), "1 row"},
+		{Plural(0, "row", "rows"), "0 rows"},
+		{Plural(3, "row holds", "rows hold"), "3 rows hold"},
+		{Time(time.Date(2030, 4, 30, 11, 0, 0, 123456789, time.FixedZone("CEST", 2*3600))), "2030-04-30T09:00:00.123Z"},
+		{Metric(950), "950"},
+		{Metric(12_345), "12.3k"},
+		{Metric(4_500_000), "4.5M"},
+		{Metric(1_200_000_000), "1.2G"},
+		{Bytes(512), "512 B"},
+		{Bytes(1536), "1.5 KiB"},
+		{Bytes(3 << 20), "3.0 MiB"},
+		{Bytes(5 << 40), "5.0 TiB"},
+		{Bytes(1 << 62), "4096.0 PiB"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}

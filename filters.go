@@ -190,14 +190,3 @@ func quoteByte(c byte) string {
 	}
 	return `\x` + string("0123456789abcdef"[c>>4]) + string("0123456789abcdef"[c&15])
 }
-
-// exactColumn selects family:column, with no regular expression.
-func exactColumn(family, column string) bigtable.Filter {
-	return bigtable.ColumnRangeFilter(family, column, column+"\x00")
-}
-
-// exactValue passes the cells whose value is v, with no regular
-// expression: v is the only string from v (included) to v + "\x00".
-func exactValue(v []byte) bigtable.Filter {
-	return bigtable.ValueRangeFilter(v, append(append(make([]byte, 0, len(v)+1), v...), 0))
-}

@@ -70,7 +70,7 @@ type read struct {
 	opts       []bigtable.ReadOption
 	writeTimes bool          // WithWriteTimes
 	idle       time.Duration // KeepAlive; 0 without
-	renewal    renewalErrors
+	renewal    renewal       // KeepAlive's renewals
 }
 
 // readOptions turns the caller's read options into Bigtable's, with the
@@ -78,6 +78,7 @@ type read struct {
 func (t *Table) readOptions(now time.Time, opts []ReadOption) (*read, error) {
 	var caller bigtable.Filter
 	rd := &read{now: now, opts: make([]bigtable.ReadOption, 0, len(opts)+1)}
+	rd.renewal.now = now
 	for i, o := range opts {
 		switch o := o.(type) {
 		case nil:
@@ -94,7 +95,7 @@ func (t *Table) readOptions(now time.Time, opts []ReadOption) (*read, error) {
 			if !t.companions {
 				return nil, fmt.Errorf("%w: WithWriteTimes on a table without RecordWriteTime", ErrInvalidOption)
 			}
-			rd.writeTimes = true
+			rd.writeTimes, rd.renewal.writeTimes = true, true
 		case keepAliveOption:
 			switch {
 			case o.idle <= 0:
@@ -102,7 +103,7 @@ func (t *Table) readOptions(now time.Time, opts []ReadOption) (*read, error) {
 			case rd.idle != 0:
 				return nil, fmt.Errorf("%w: more than one KeepAlive", ErrInvalidOption)
 			}
-			rd.idle = o.idle
+			rd.idle, rd.renewal.idle = o.idle, o.idle
 		default:
 			if reflect.TypeOf(o) == rawRowFilter {
 				return nil, fmt.Errorf("%w: bigtable.RowFilter would replace the expiry filter; use ttl.RowFilter", ErrInvalidOption)
@@ -131,10 +132,10 @@ func (rd *read) row(ctx context.Context, t *Table, r bigtable.Row) bigtable.Row 
 		}
 	}
 	if rd.idle > 0 {
-		t.renew(ctx, r, rd)
+		t.renew(ctx, r, &rd.renewal)
 	}
 	return r
 }
 
 // err returns the error of the read's failed renewals, or nil.
-func (rd *read) err() error { return rd.renewal.err() }
+func (rd *read) err() error { return rd.renewal.failed.err() }

@@ -285,3 +285,20 @@ func (t *Table) checkUnmanaged(family, column string) error {
 	}
 	return nil
 }
+
+// stamp returns the timestamp of a cell written in a managed family at now
+// with life, refusing one the read margin would hide at once: what Set
+// writes.
+func (t *Table) stamp(s Strategy, now time.Time, life Lifetime, family, column string) (bigtable.Timestamp, error) {
+	ts, err := s.Timestamp(now, life)
+	if err != nil {
+		return 0, fmt.Errorf("%w (family %q, column %q)", err, family, column)
+	}
+	if t.margin > 0 {
+		if exp, ok := s.ExpiresAt(ts); ok && !exp.After(now.Add(t.margin)) {
+			return 0, fmt.Errorf("%w: %v expires at %v, within the read margin of %v after now (%v) (family %q, column %q)",
+				ErrExpired, life, exp.UTC().Format(time.RFC3339Nano), t.margin, now.UTC().Format(time.RFC3339Nano), family, column)
+		}
+	}
+	return ts, nil
+}

@@ -14,7 +14,7 @@ import (
 )
 
 // Mutations the Table refuses, whole and before anything is sent: every
-// invalid change (badMutations, from which README.md's table of refused
+// invalid change (badMutations, from which docs/errors.md's table of refused
 // inputs is also generated), every invalid shape of mutation, and the nil
 // arguments of every call.
 
@@ -52,7 +52,7 @@ func TestBadMutationsWriteNothing(t *testing.T) {
 }
 
 // badMutation is one invalid change, the sentinel it gets and a part of
-// its message. README.md's table of refused inputs is checked against this
+// its message. docs/errors.md's table of refused inputs is checked against this
 // list.
 type badMutation struct {
 	name   string

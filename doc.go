@@ -28,9 +28,9 @@
 //
 // # Quick start
 //
-// Give each managed family its strategy's GC policy (see [CheckFamilies]
-// and [EnsureFamilies], or the cellttl command), wrap the table, and write
-// through recipes:
+// Give each managed family its strategy's GC policy (policy.Check and
+// policy.Ensure in github.com/cellttl/ttl/policy, or the cellttl command),
+// wrap the table, and write through recipes:
 //
 //	tbl, err := ttl.NewTable(client.OpenTable("events"), map[string]ttl.Strategy{
 //		"clicks": ttl.DefaultExpiration(48 * time.Hour),
@@ -72,7 +72,7 @@
 //     expired counter restarts instead of resurfacing.
 //   - Millisecond granularity and range: every timestamp is aligned and
 //     checked; nothing wraps or rounds late.
-//   - GC policies that delete existing data: [EnsureFamilies] refuses such
+//   - GC policies that delete existing data: policy.Ensure refuses such
 //     changes unless explicitly allowed.
 //
 // # Clock skew

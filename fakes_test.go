@@ -4,49 +4,23 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The test doubles the package's tests share: a clock that moves only when
-// told, and a bigtable.TableAPI that records the calls it passes on.
+// told (testkit's), and a bigtable.TableAPI that records the calls it
+// passes on.
 
-// base is the fake clocks' starting instant: far enough in the future that
-// the emulator's GC loop, which runs on the real clock, never reaches a
-// cell written in a test.
-var base = time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+// base is the fake clocks' starting instant (testkit.Base); fakeClock is
+// testkit's clock.
+var base = testkit.Base
 
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu    sync.Mutex
-	t     time.Time
-	reads int
-}
+type fakeClock = testkit.Clock
 
-func newClock(t time.Time) *fakeClock { return &fakeClock{t: t} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reads++
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
-
-// Reads returns how many times the clock has been read.
-func (c *fakeClock) Reads() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reads
-}
+var newClock = testkit.NewClock
 
 // recorder is a bigtable.TableAPI that records the calls it passes on, as
 // an authorized view or any other implementation would receive them.

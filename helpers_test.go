@@ -1,16 +1,14 @@
 package ttl_test
 
 import (
-	"context"
 	"math/rand/v2"
-	"sort"
 	"testing"
-	"time"
 
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // Small helpers the package's tests share: a Table on a fresh emulator
@@ -36,7 +34,16 @@ func newTable(t testing.TB, clock *fakeClock, managed map[string]ttl.Strategy, o
 	return tbl, raw
 }
 
-// cell is a cell as tests compare them: "family:column=value@timestamp".
+// The cells of a row as tests compare them, raw reads, timestamps and
+// one-Set mutations: testkit's.
+var (
+	values = testkit.Values
+	ms     = testkit.MS
+	set    = testkit.Set
+)
+
+// cell is a testkit.Cell of the package's own, which the tests spell
+// without field names.
 type cell struct {
 	Column string
 	Value  string
@@ -46,48 +53,16 @@ type cell struct {
 // cells flattens a row, sorted by column then newest first.
 func cells(r bigtable.Row) []cell {
 	var out []cell
-	for _, items := range r {
-		for _, it := range items {
-			out = append(out, cell{it.Column, string(it.Value), it.Timestamp})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Column != out[j].Column {
-			return out[i].Column < out[j].Column
-		}
-		return out[i].TS > out[j].TS
-	})
-	return out
-}
-
-// values lists a row's "family:column=value" of each cell, in cells order.
-func values(r bigtable.Row) []string {
-	var out []string
-	for _, c := range cells(r) {
-		out = append(out, c.Column+"="+c.Value)
+	for _, c := range testkit.Cells(r) {
+		out = append(out, cell(c))
 	}
 	return out
 }
 
-// rawRow reads every stored cell of a row, expired or not, through the
-// raw client.
+// rawRow reads every stored cell of a row through the raw client.
 func rawRow(t testing.TB, raw *bigtable.Table, row string) bigtable.Row {
 	t.Helper()
-	r, err := raw.ReadRow(context.Background(), row)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// ms is the Bigtable timestamp of t, which tests keep on whole milliseconds.
-func ms(t time.Time) bigtable.Timestamp { return bigtable.Time(t) }
-
-// set returns a mutation of one Set.
-func set(family, column, value string, life ttl.Lifetime) *ttl.Mutation {
-	m := ttl.NewMutation()
-	m.Set(family, column, []byte(value), life)
-	return m
+	return testkit.RawRow(t, raw, row)
 }
 
 // pick returns one of xs, chosen with r.

@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/move"
 )
 
 // DESIGN.md's rules for a family in a Move ("Changing the strategy of a
@@ -345,9 +346,9 @@ func (m *model) snapshot(family, row string) map[string][]storedCell {
 // column is now stamped between its old and new timestamps (the new one
 // included) or it is no longer there unchanged (a writer wins). It
 // returns what it counted.
-func (m *model) rewrite(family, row string, read map[string][]storedCell, now time.Time) (ttl.Rewrite, error) {
+func (m *model) rewrite(family, row string, read map[string][]storedCell, now time.Time) (move.Counts, error) {
 	s := m.v.move
-	var done ttl.Rewrite
+	var done move.Counts
 	if !s.rewritable() {
 		return done, ttl.ErrInvalidOption
 	}

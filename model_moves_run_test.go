@@ -12,6 +12,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/move"
 )
 
 // Running a move run: the framework's operations through either of two
@@ -37,7 +38,7 @@ type moveStats struct {
 	runStats
 	second, old, skews int // operations of the second process, raw writes of the old regime, skew changes
 	rewriteSteps       int
-	rewrites           ttl.Rewrite // what the rewrite steps did
+	rewrites           move.Counts // what the rewrite steps did
 	gcWindow, gcFinal  int         // GC steps under the move's policy and under To's
 	gcDeleted          int         // cells the GC steps deleted
 	phases             [3]int      // operations before Start, before EndsBy, after it (the first process's clock)
@@ -190,7 +191,7 @@ func (x *moveRun) rewrite(o moveOp) string {
 	ctx := context.Background()
 	mv := x.v.move.move()
 	now := x.clock.Now()
-	r, err := x.raw.ReadRow(ctx, o.row, bigtable.RowFilter(mv.RewriteFilter("m")))
+	r, err := x.raw.ReadRow(ctx, o.row, bigtable.RowFilter(move.RewriteFilter(mv, "m")))
 	if err != nil {
 		return fmt.Sprintf("reading the row to rewrite: %v", err)
 	}
@@ -202,7 +203,7 @@ func (x *moveRun) rewrite(o moveOp) string {
 			return "the write between the read and the rewrite: " + msg
 		}
 	}
-	got, err := mv.RewriteRow(ctx, x.raw, "m", r, now, false)
+	got, err := move.RewriteRow(ctx, x.raw, "m", mv, r, now, false)
 	before := x.visible(now)
 	want, werr := x.m.rewrite("m", o.row, read, now)
 	if msg := compareErr(err, werr); msg != "" {

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/policy"
 )
 
 // start is the moves' start in these tests: a day after base.
@@ -118,11 +120,11 @@ func TestMoveRealToOneSecond(t *testing.T) {
 	assert.Equal(t, []string{"before-2h"}, x.visible(65*time.Minute))
 	assert.Empty(t, x.visible(110*time.Minute))
 
-	assert.Equal(t, "maxage=1h", policy(m))
-	end, ok := m.EndsBy()
+	assert.Equal(t, "maxage=1h", describe(m))
+	end, ok := move.EndsBy(m)
 	assert.True(t, ok)
 	assert.Equal(t, start.Add(time.Hour+time.Minute), end, "the last old cell, stamped just before the start, expires an hour later; then the skew")
-	assert.Equal(t, ms(start), m.Boundary())
+	assert.Equal(t, ms(start), move.Boundary(m))
 }
 
 // TestMoveDefaultToOneSecond moves a DefaultExpiration family to OneSecond,
@@ -150,8 +152,8 @@ func TestMoveDefaultToOneSecond(t *testing.T) {
 	assert.Equal(t, []string{"old", "before", "after", "after-72h"}, x.visible(2*time.Minute))
 	assert.Equal(t, []string{"before", "after", "after-72h"}, x.visible(47*time.Hour))
 	assert.Equal(t, []string{"after-72h"}, x.visible(48*time.Hour+time.Minute))
-	assert.Equal(t, "maxage=2d", policy(m))
-	end, _ := m.EndsBy()
+	assert.Equal(t, "maxage=2d", describe(m))
+	end, _ := move.EndsBy(m)
 	assert.Equal(t, start.Add(48*time.Hour), end)
 }
 
@@ -176,8 +178,8 @@ func TestMoveSequenceNumbersToOneSecond(t *testing.T) {
 	assert.Equal(t, []string{"v5", "v4"}, x.visible(2*time.Hour))
 	assert.Empty(t, x.visible(24*time.Hour), "the old versions live until a day after the start")
 	assert.Equal(t, "24h0m0s", x.expiry(4000))
-	assert.Equal(t, "never", policy(m))
-	assert.Equal(t, bigtable.Timestamp(946_684_800_000_000), m.Boundary(), "2000-01-01")
+	assert.Equal(t, "never", describe(m))
+	assert.Equal(t, bigtable.Timestamp(946_684_800_000_000), move.Boundary(m), "2000-01-01")
 }
 
 // TestMoveRealToSequenceNumbers: the first version written after the start
@@ -201,8 +203,8 @@ func TestMoveRealToSequenceNumbers(t *testing.T) {
 	assert.Equal(t, []string{"a-v1", "b-before", "b-old"}, x.visible(2*time.Minute))
 	assert.Len(t, rawRow(t, x.raw, "r")["f"], 3, "a's old cells are deleted, not hidden")
 	assert.Equal(t, "never", x.expiry(ts))
-	assert.Equal(t, "never", policy(m))
-	_, ok := m.EndsBy()
+	assert.Equal(t, "never", describe(m))
+	_, ok := move.EndsBy(m)
 	assert.False(t, ok, "old cells that never expire end the move only when rewritten")
 }
 
@@ -221,7 +223,7 @@ func TestMoveRealToDefaultExpiration(t *testing.T) {
 	assert.Equal(t, []string{"old", "default", "short"}, x.visible(5*time.Minute))
 	assert.Equal(t, []string{"old", "default"}, x.visible(11*time.Minute))
 	assert.Equal(t, []string{"default"}, x.visible(30*time.Minute))
-	assert.Equal(t, "maxage=2h", policy(m))
+	assert.Equal(t, "maxage=2h", describe(m))
 }
 
 // TestMoveReadModifyWrite: read-modify-write follows the side the server's
@@ -294,9 +296,5 @@ func TestMoveRefused(t *testing.T) {
 	}
 }
 
-// policy spells a strategy's GC policy as cbt takes it.
-func policy(s ttl.Strategy) string {
-	st := ttl.FamilyStatus{Want: s.GCPolicy()}
-	_, want := st.Policies()
-	return want
-}
+// describe spells a strategy's GC policy as cbt takes it.
+func describe(s ttl.Strategy) string { return policy.Describe(s.GCPolicy()) }

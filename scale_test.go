@@ -13,178 +13,39 @@ package ttl_test
 // cell written and dwarf what the client uses.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
-	"google.golang.org/grpc"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 const (
 	scaleBulkRows = 100_000 // rows of the ApplyBulk job, 5 cells each
 	scaleScanRows = 200_000 // rows of the scan, 5 cells each: 1,000,000 cells
 	scaleRounds   = 5       // alternated runs of each side
-	emulatorEnv   = "CELLTTL_EMULATOR_PROCESS"
-	maxMessage    = 256 << 20 // as cmd/emulator allows
 )
 
 // TestScaleEmulatorProcess is not a test: it is the emulator's child
-// process, run by startEmulatorProcess, which serves until its standard
+// process (testkit.StartEmulatorChild), which serves until its standard
 // input closes.
-func TestScaleEmulatorProcess(t *testing.T) {
-	if os.Getenv(emulatorEnv) != "1" {
-		t.Skip("the emulator child process; runs only when started by the scale tests")
-	}
-	srv, err := bttest.NewServer("127.0.0.1:0", grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	fmt.Printf("emulator at %s\n", srv.Addr)
-	_, _ = io.Copy(io.Discard, os.Stdin) // returns when the parent closes it
-}
+func TestScaleEmulatorProcess(t *testing.T) { testkit.EmulatorChild(t) }
 
 // startEmulatorProcess starts an emulator in a child process with the
 // benchmark table, and returns the raw table on it and a function that
 // stops the child, which the test's cleanup also calls.
 func startEmulatorProcess(t *testing.T) (*bigtable.Table, func()) {
 	t.Helper()
-	e, stop := startEmulatorChild(t)
+	e, stop := testkit.StartEmulatorChild(t, "TestScaleEmulatorProcess")
 	return e.TableForTest(t, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil}), stop
 }
-
-// startEmulatorChild starts the emulator in a child process and returns
-// clients on it, and a func that stops it (also run at cleanup).
-func startEmulatorChild(t *testing.T) (*emulator.Emulator, func()) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleEmulatorProcess$")
-	cmd.Env = append(os.Environ(), emulatorEnv+"=1")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stop := sync.OnceFunc(func() {
-		stdin.Close()
-		_ = cmd.Wait() // the child's exit status says nothing here
-	})
-	t.Cleanup(stop)
-	var addr string
-	for sc := bufio.NewScanner(stdout); sc.Scan(); {
-		if a, ok := strings.CutPrefix(sc.Text(), "emulator at "); ok {
-			addr = a
-			break
-		}
-	}
-	if addr == "" {
-		t.Fatal("the emulator process did not start")
-	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }() // the child's test output
-
-	return emulator.ConnectForTest(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage))), stop
-}
-
-// usage is what one run of a job cost the client.
-type usage struct {
-	elapsed   time.Duration
-	input     uint64 // live heap of the job's input, measured apart; 0 for none
-	peak      uint64 // highest heap in use (live and not yet collected) above the start
-	peakLive  uint64 // highest live heap a GC found, above the live heap at the start
-	allocated uint64 // bytes allocated
-}
-
-// Heap metrics: in use (HeapAlloc), live as of the last GC, allocated in all.
-var heapMetrics = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes", "/gc/heap/allocs:bytes"}
-
-// readHeap reads heapMetrics into s.
-func readHeap(s []metrics.Sample) (inUse, live, allocs uint64) {
-	metrics.Read(s)
-	return s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
-}
-
-// measure runs job and returns its time and the client's heap over it,
-// sampled every millisecond from a goroutine of its own, after a GC.
-func measure(job func()) usage {
-	samples := make([]metrics.Sample, len(heapMetrics))
-	for i, name := range heapMetrics {
-		samples[i].Name = name
-	}
-	runtime.GC()
-	inUse0, live0, allocs0 := readHeap(samples)
-	stop, done := make(chan struct{}), make(chan [2]uint64)
-	go func() {
-		own := slices.Clone(samples)
-		var peak, peakLive uint64
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			inUse, live, _ := readHeap(own)
-			peak, peakLive = max(peak, inUse), max(peakLive, live)
-			select {
-			case <-stop:
-				done <- [2]uint64{peak, peakLive}
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	start := time.Now()
-	job()
-	elapsed := time.Since(start)
-	close(stop)
-	peaks := <-done
-	_, _, allocs := readHeap(samples)
-	above := func(v, base uint64) uint64 {
-		if v < base {
-			return 0
-		}
-		return v - base
-	}
-	return usage{elapsed: elapsed, peak: above(peaks[0], inUse0), peakLive: above(peaks[1], live0), allocated: allocs - allocs0}
-}
-
-// medians returns the median of each field over runs.
-func medians(runs []usage) usage {
-	med := func(field func(usage) uint64) uint64 {
-		vs := make([]uint64, len(runs))
-		for i, r := range runs {
-			vs[i] = field(r)
-		}
-		slices.Sort(vs)
-		return vs[len(vs)/2]
-	}
-	return usage{
-		elapsed:   time.Duration(med(func(u usage) uint64 { return uint64(u.elapsed) })),
-		input:     med(func(u usage) uint64 { return u.input }),
-		peak:      med(func(u usage) uint64 { return u.peak }),
-		peakLive:  med(func(u usage) uint64 { return u.peakLive }),
-		allocated: med(func(u usage) uint64 { return u.allocated }),
-	}
-}
-
-func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // logHeader logs the header of report's Markdown table.
 func logHeader(t *testing.T) {
@@ -195,15 +56,15 @@ func logHeader(t *testing.T) {
 
 // report logs a Markdown table row per side and the ratio row, and
 // returns the ratios of the medians, library over raw.
-func report(t *testing.T, job string, raw, lib []usage) (peak, peakLive float64) {
+func report(t *testing.T, job string, raw, lib []testkit.Usage) (peak, peakLive float64) {
 	t.Helper()
-	r, l := medians(raw), medians(lib)
+	r, l := testkit.Medians(raw), testkit.Medians(lib)
 	for _, s := range []struct {
 		side string
-		u    usage
+		u    testkit.Usage
 	}{{"raw", r}, {"ttl", l}} {
-		t.Logf("| %s | %s | %v | %s | %s | %s | %s |", job, s.side, s.u.elapsed.Round(time.Millisecond),
-			mib(s.u.input), mib(s.u.peak), mib(s.u.peakLive), mib(s.u.allocated))
+		t.Logf("| %s | %s | %v | %s | %s | %s | %s |", job, s.side, s.u.Elapsed.Round(time.Millisecond),
+			testkit.MiB(s.u.Input), testkit.MiB(s.u.Peak), testkit.MiB(s.u.PeakLive), testkit.MiB(s.u.Allocated))
 	}
 	ratio := func(a, b uint64) string {
 		if b == 0 {
@@ -211,13 +72,13 @@ func report(t *testing.T, job string, raw, lib []usage) (peak, peakLive float64)
 		}
 		return fmt.Sprintf("%.3f", float64(a)/float64(b))
 	}
-	t.Logf("| %s | ttl ÷ raw | %s | %s | %s | %s | %s |", job, ratio(uint64(l.elapsed), uint64(r.elapsed)),
-		ratio(l.input, r.input), ratio(l.peak, r.peak), ratio(l.peakLive, r.peakLive), ratio(l.allocated, r.allocated))
-	peak, peakLive = float64(l.peak)/float64(r.peak), float64(l.peakLive)/float64(r.peakLive)
+	t.Logf("| %s | ttl ÷ raw | %s | %s | %s | %s | %s |", job, ratio(uint64(l.Elapsed), uint64(r.Elapsed)),
+		ratio(l.Input, r.Input), ratio(l.Peak, r.Peak), ratio(l.PeakLive, r.PeakLive), ratio(l.Allocated, r.Allocated))
+	peak, peakLive = float64(l.Peak)/float64(r.Peak), float64(l.PeakLive)/float64(r.PeakLive)
 	for i := range raw {
 		t.Logf("run %d: raw %v, peak %s, live %s; ttl %v, peak %s, live %s", i,
-			raw[i].elapsed.Round(time.Millisecond), mib(raw[i].peak), mib(raw[i].peakLive),
-			lib[i].elapsed.Round(time.Millisecond), mib(lib[i].peak), mib(lib[i].peakLive))
+			raw[i].Elapsed.Round(time.Millisecond), testkit.MiB(raw[i].Peak), testkit.MiB(raw[i].PeakLive),
+			lib[i].Elapsed.Round(time.Millisecond), testkit.MiB(lib[i].Peak), testkit.MiB(lib[i].PeakLive))
 	}
 	return peak, peakLive
 }
@@ -260,7 +121,7 @@ func TestScaleApplyBulk(t *testing.T) {
 			t.Fatal(err, errs)
 		}
 	}
-	runs := map[string][]usage{}
+	runs := map[string][]testkit.Usage{}
 	for round := range scaleRounds {
 		order := []string{"raw", "ttl"}
 		if round%2 == 1 {
@@ -273,8 +134,8 @@ func TestScaleApplyBulk(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u := measure(func() { apply(raw, tbl, build[side]()) })
-			u.input = liveSize(build[side])
+			u := testkit.Measure(func() { apply(raw, tbl, build[side]()) })
+			u.Input = liveSize(build[side])
 			runs[side] = append(runs[side], u)
 			n := 0
 			if err := raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { n++; return true },
@@ -370,14 +231,14 @@ func TestScaleReadRows(t *testing.T) {
 	logHeader(t)
 	var peaks [2]map[string]uint64
 	for i, rows := range []int{scaleScanRows / 10, scaleScanRows} {
-		runs := map[string][]usage{}
+		runs := map[string][]testkit.Usage{}
 		for round := range scaleRounds {
 			order := []string{"raw", "ttl"}
 			if round%2 == 1 {
 				slices.Reverse(order)
 			}
 			for _, side := range order {
-				runs[side] = append(runs[side], measure(scan(side, rows)))
+				runs[side] = append(runs[side], testkit.Measure(scan(side, rows)))
 			}
 		}
 		peak, peakLive := report(t, fmt.Sprintf("ReadRows %d rows × 5 cells, 4 expired", rows), runs["raw"], runs["ttl"])
@@ -386,15 +247,15 @@ func TestScaleReadRows(t *testing.T) {
 		if rows == scaleScanRows && peak > 1.1 {
 			t.Errorf("scanning %d rows, the library's peak heap is %.2f× the raw client's (peak live heap %.2f×); the target is 1.1×", rows, peak, peakLive)
 		}
-		peaks[i] = map[string]uint64{"raw": medians(runs["raw"]).peak, "ttl": medians(runs["ttl"]).peak}
+		peaks[i] = map[string]uint64{"raw": testkit.Medians(runs["raw"]).Peak, "ttl": testkit.Medians(runs["ttl"]).Peak}
 	}
 	// Ten times the rows: a result set collected in memory would grow
 	// tenfold. A stream's heap stays within GC noise of the same.
 	for _, side := range []string{"raw", "ttl"} {
 		small, large := peaks[0][side], peaks[1][side]
-		t.Logf("%s: peak heap %s for %d rows, %s for %d rows", side, mib(small), scaleScanRows/10, mib(large), scaleScanRows)
+		t.Logf("%s: peak heap %s for %d rows, %s for %d rows", side, testkit.MiB(small), scaleScanRows/10, testkit.MiB(large), scaleScanRows)
 		if large > 2*small+4<<20 {
-			t.Errorf("%s: the scan's peak heap grows with the rows read: %s for %d rows, %s for %d", side, mib(small), scaleScanRows/10, mib(large), scaleScanRows)
+			t.Errorf("%s: the scan's peak heap grows with the rows read: %s for %d rows, %s for %d", side, testkit.MiB(small), scaleScanRows/10, testkit.MiB(large), scaleScanRows)
 		}
 	}
 }

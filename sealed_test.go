@@ -85,7 +85,7 @@ func TestStrategyIsSealed(t *testing.T) {
 	}
 }
 
-// sealedOutcome is README's row for a foreign Strategy: the compiler's
+// sealedOutcome is docs/errors.md's row for a foreign Strategy: the compiler's
 // refusal.
 func sealedOutcome(t *testing.T) outcome {
 	t.Helper()

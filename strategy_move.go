@@ -39,10 +39,10 @@ import (
 // way. The family's GC policy during the move is the Move's GCPolicy,
 // which deletes no cell that either rule keeps live (often no GC at all);
 // the move ends when no cell of the old rule is live, by waiting for them
-// to expire or by rewriting them in the new encoding (see RewriteMove),
-// and FinishMove then sets the new strategy's policy. PlanMove says what a
-// move will do, and when it can end. The processes can then be configured
-// with To alone.
+// to expire or by rewriting them in the new encoding, and the family then
+// gets the new strategy's policy. Package move (github.com/cellttl/ttl/move)
+// carries a family through these steps and says what a move will do, and
+// when it can end; the processes can then be configured with To alone.
 //
 // A Move is a value, safe for simultaneous use, made with a composite
 // literal; NewTable refuses an invalid one with ErrInvalidStrategy.
@@ -105,24 +105,6 @@ func (m Move) rules() rules.Move {
 // sides returns the rules of the cells written before the move and after
 // it, each with its span of timestamps, and the boundary between them.
 func (m Move) sides() (old, new rules.Side, boundary bigtable.Timestamp) { return m.rules().Sides() }
-
-// Boundary returns the timestamp that separates the two encodings: Start
-// for moves between time rules, 2000-01-01 for moves to or from sequence
-// numbers.
-func (m Move) Boundary() bigtable.Timestamp {
-	_, _, b := m.sides()
-	return b
-}
-
-// Started reports whether the move has started at now: whether writes use
-// the new strategy.
-func (m Move) Started(now time.Time) bool { return m.rules().Started(now) }
-
-// EndsBy returns the instant from which no cell written before Start is
-// live, Skew included: the earliest the move can be finished without
-// rewriting them. It reports false when the old cells never expire by
-// time: the move then ends once they are rewritten.
-func (m Move) EndsBy() (time.Time, bool) { return m.rules().EndsBy() }
 
 // Timestamp returns the timestamp of a cell written at now with life:
 // before Start in the old encoding when it can hold the cell on its side of
@@ -348,7 +330,7 @@ func (m Move) valid() error {
 	case fromVersions && !toVersions:
 	case fromDefault && toOneSecond:
 	default:
-		return bad("moves go from a family without a strategy to any strategy, from SequenceNumbers to OneSecond or DefaultExpiration, and from DefaultExpiration to OneSecond; other changes need no move: EnsureFamilies makes them, or refuses those that lose data")
+		return bad("moves go from a family without a strategy to any strategy, from SequenceNumbers to OneSecond or DefaultExpiration, and from DefaultExpiration to OneSecond; other changes need no move: policy.Ensure makes them, or refuses those that lose data")
 	}
 	switch {
 	case m.Start.IsZero() || !m.Start.Truncate(time.Millisecond).Equal(m.Start) || bigtable.Time(m.Start) <= rules.RealTime:

@@ -12,20 +12,23 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
 )
 
 func init() {
 	// An Audit is plain data that survives JSON (its per-family rules do
 	// not, and are not needed to merge): it crosses the shuffle as JSON.
-	beam.RegisterCoder(reflect.TypeOf((*ttl.Audit)(nil)), marshalAudit, decodeAudit)
+	beam.RegisterCoder(reflect.TypeOf((*audit.Report)(nil)), marshalAudit, decodeAudit)
 
-	register.DoFn3x1[context.Context, ttl.Shard, func(*ttl.Audit), error](&auditShardFn{})
-	register.Emitter1[*ttl.Audit]()
-	register.Combiner1[*ttl.Audit](&mergeAuditsFn{})
+	register.DoFn3x1[context.Context, scan.Shard, func(*audit.Report), error](&auditShardFn{})
+	register.Emitter1[*audit.Report]()
+	register.Combiner1[*audit.Report](&mergeAuditsFn{})
 }
 
-// AuditConfig is what to audit, as ttl.AuditTable takes it.
+// AuditConfig is what to audit, as audit.Table takes it.
 type AuditConfig struct {
 	// Table is the table to audit, and the app profile to read it with.
 	Table Table
@@ -43,17 +46,17 @@ type AuditConfig struct {
 	Values bool
 }
 
-// Audit adds to the pipeline an audit of the table: ttl.AuditTable's
-// counts, read by the runner's workers. While the pipeline is built it
+// Audit adds to the pipeline an audit of the table: audit.Table's counts,
+// read by the runner's workers. While the pipeline is built it
 // reads the table's GC policies (an admin call), fixes the instant to judge
 // by and splits the table into shards (ReadShards). Each worker audits
-// whole shards with the library's own per-row logic (ttl.NewAudit, then
-// Audit.AddRow for every row of the shard, read through Audit.Filter), and
-// the shards' audits are merged (Audit.Merge) into one.
+// whole shards with the library's own per-row logic (audit.New, then
+// Report.AddRow for every row of the shard, read through Report.Filter),
+// and the shards' reports are merged (Report.Merge) into one.
 //
-// It returns a PCollection holding that one *ttl.Audit. Its Scan counts
-// the shards the table was split into and those read; a runner emits it
-// only when every shard was read, so that its Scan is Complete.
+// It returns a PCollection holding that one *audit.Report. Its Read
+// counts the shards the table was split into and those read; a runner
+// emits it only when every shard was read, so that its Read is Complete.
 func Audit(ctx context.Context, s beam.Scope, cfg AuditConfig) (beam.PCollection, error) {
 	fn, err := newAuditShardFn(ctx, cfg)
 	if err != nil {
@@ -79,16 +82,15 @@ func newAuditShardFn(ctx context.Context, cfg AuditConfig) (*auditShardFn, error
 		now = time.Now()
 	}
 	fn := &auditShardFn{shardReader: shardReader{Table: cfg.Table}, Families: cfg.Families, Now: now.UTC(), Values: cfg.Values}
-	info, err := tableInfo(ctx, cfg.Table)
+	found, err := policies(ctx, cfg.Table)
 	if err != nil {
 		return nil, err
 	}
-	policies := map[string]bigtable.GCPolicy{}
-	for _, f := range info.FamilyInfos {
-		policies[f.Name] = f.FullGCPolicy
-	}
-	if fn.Policies, err = encodePolicies(policies); err != nil {
-		return nil, err
+	// The policies travel to the workers as cbt spells them, the one
+	// spelling every report uses; policy.Parse reads them back.
+	fn.Policies = make(map[string]string, len(found))
+	for name, p := range found {
+		fn.Policies[name] = policy.Describe(p)
 	}
 	// The workers build the same audit from the same data: fail now, not
 	// on every worker.
@@ -98,20 +100,20 @@ func newAuditShardFn(ctx context.Context, cfg AuditConfig) (*auditShardFn, error
 	return fn, nil
 }
 
-// auditShardFn audits whole shards: a fresh ttl.Audit for each, every row
+// auditShardFn audits whole shards: a fresh audit.Report for each, every row
 // of the shard given to AddRow, emitted when the shard is read to the end.
 // A shard whose read fails fails its bundle, which the runner retries; a
 // partial shard is never emitted.
 type auditShardFn struct {
 	shardReader                   // the table, and the worker's client (Setup, Teardown)
 	Families    map[string]string `json:"families"` // family → strategy spec
-	Policies    string            `json:"policies"` // family → GC policy, read at construction (encodePolicies)
+	Policies    map[string]string `json:"policies"` // family → GC policy as policy.Describe spells it, read at construction
 	Now         time.Time         `json:"now"`
 	Values      bool              `json:"values"`
 }
 
 // newAudit returns an empty audit of one shard.
-func (fn *auditShardFn) newAudit() (*ttl.Audit, error) {
+func (fn *auditShardFn) newAudit() (*audit.Report, error) {
 	strategies := make(map[string]ttl.Strategy, len(fn.Families))
 	for name, text := range fn.Families {
 		s, err := spec.Parse(text)
@@ -120,11 +122,15 @@ func (fn *auditShardFn) newAudit() (*ttl.Audit, error) {
 		}
 		strategies[name] = s
 	}
-	policies, err := decodePolicies(fn.Policies)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: %w", err)
+	policies := make(map[string]bigtable.GCPolicy, len(fn.Policies))
+	for name, text := range fn.Policies {
+		p, err := policy.Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: family %q: %w", name, err)
+		}
+		policies[name] = p
 	}
-	a, err := ttl.NewAudit(fn.Table.Table, fn.Now, strategies, policies, fn.Values)
+	a, err := audit.New(fn.Table.Table, fn.Now, strategies, policies, fn.Values)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
@@ -132,7 +138,7 @@ func (fn *auditShardFn) newAudit() (*ttl.Audit, error) {
 }
 
 // ProcessElement audits one shard.
-func (fn *auditShardFn) ProcessElement(ctx context.Context, shard ttl.Shard, emit func(*ttl.Audit)) error {
+func (fn *auditShardFn) ProcessElement(ctx context.Context, shard scan.Shard, emit func(*audit.Report)) error {
 	a, err := fn.newAudit()
 	if err != nil {
 		return err
@@ -144,7 +150,7 @@ func (fn *auditShardFn) ProcessElement(ctx context.Context, shard ttl.Shard, emi
 	if err != nil {
 		return err
 	}
-	a.Scan = read
+	a.Read = read
 	emit(a)
 	return nil
 }
@@ -159,25 +165,25 @@ type mergeAuditsFn struct {
 
 // CreateAccumulator returns an audit of no shard: Merge adds each
 // family as the first shard's audit has it.
-func (fn *mergeAuditsFn) CreateAccumulator() *ttl.Audit {
-	return &ttl.Audit{Table: fn.Table, Now: fn.Now, Values: fn.Values}
+func (fn *mergeAuditsFn) CreateAccumulator() *audit.Report {
+	return &audit.Report{Table: fn.Table, Now: fn.Now, Values: fn.Values}
 }
 
 // AddInput merges a shard's audit.
-func (fn *mergeAuditsFn) AddInput(a, shard *ttl.Audit) (*ttl.Audit, error) {
+func (fn *mergeAuditsFn) AddInput(a, shard *audit.Report) (*audit.Report, error) {
 	return a, a.Merge(shard)
 }
 
 // MergeAccumulators merges the audits of two sets of shards.
-func (fn *mergeAuditsFn) MergeAccumulators(a, b *ttl.Audit) (*ttl.Audit, error) {
+func (fn *mergeAuditsFn) MergeAccumulators(a, b *audit.Report) (*audit.Report, error) {
 	return a, a.Merge(b)
 }
 
 // ExtractOutput returns the table's audit, which says how many shards the
-// table was split into, so that its Scan is Complete when every one was
+// table was split into, so that its Read is Complete when every one was
 // read.
-func (fn *mergeAuditsFn) ExtractOutput(a *ttl.Audit) *ttl.Audit {
-	a.Scan.Shards = fn.Shards
+func (fn *mergeAuditsFn) ExtractOutput(a *audit.Report) *audit.Report {
+	a.Read.Shards = fn.Shards
 	return a
 }
 
@@ -187,10 +193,10 @@ func WriteAudit(s beam.Scope, filename string, col beam.PCollection) {
 	WriteJSON(s.Scope("WriteAudit"), filename, col)
 }
 
-func marshalAudit(a *ttl.Audit) ([]byte, error) { return json.Marshal(a) }
+func marshalAudit(a *audit.Report) ([]byte, error) { return json.Marshal(a) }
 
-func decodeAudit(b []byte) (*ttl.Audit, error) {
-	a := new(ttl.Audit)
+func decodeAudit(b []byte) (*audit.Report, error) {
+	a := new(audit.Report)
 	if err := json.Unmarshal(b, a); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/beam/pipeline"
 )
 
@@ -108,9 +109,9 @@ func newTable(t *testing.T) (pipeline.Table, *bigtable.AdminClient, *bigtable.Ta
 
 // runAudit runs the audit pipeline on Prism, in this process, and returns
 // the audit it wrote.
-func runAudit(t *testing.T, cfg pipeline.AuditConfig) *ttl.Audit {
+func runAudit(t *testing.T, cfg pipeline.AuditConfig) *audit.Report {
 	t.Helper()
-	var a ttl.Audit
+	var a audit.Report
 	runPipeline(t, func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
 		return pipeline.Audit(ctx, s, cfg)
 	}, &a)
@@ -118,7 +119,7 @@ func runAudit(t *testing.T, cfg pipeline.AuditConfig) *ttl.Audit {
 }
 
 // TestAuditMatchesAuditTable runs the pipeline on a table with cells of
-// every kind and checks that it counts what ttl.AuditTable counts on the
+// every kind and checks that it counts what audit.Table counts on the
 // same table at the same instant, family by family and bucket by bucket,
 // and that its scan read every shard, of several.
 func TestAuditMatchesAuditTable(t *testing.T) {
@@ -132,8 +133,8 @@ func TestAuditMatchesAuditTable(t *testing.T) {
 	}
 	for _, values := range []bool{false, true} {
 		t.Run(fmt.Sprintf("values=%v", values), func(t *testing.T) {
-			want, err := ttl.AuditTable(context.Background(), admin, tbl.Table, data, strategies,
-				ttl.AuditOptions{Now: func() time.Time { return now }, Values: values})
+			want, err := audit.Table(context.Background(), admin, tbl.Table, data, strategies,
+				audit.Options{Now: func() time.Time { return now }, Values: values})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,12 +145,12 @@ func TestAuditMatchesAuditTable(t *testing.T) {
 			}
 			gotJSON, wantJSON := familiesJSON(t, got), familiesJSON(t, want)
 			if gotJSON != wantJSON {
-				t.Errorf("families differ from ttl.AuditTable's:\npipeline:\n%s\nAuditTable:\n%s", gotJSON, wantJSON)
+				t.Errorf("families differ from audit.Table's:\npipeline:\n%s\naudit.Table:\n%s", gotJSON, wantJSON)
 			}
-			g, w := got.Scan, want.Scan
+			g, w := got.Read, want.Read
 			if g.RowsReturned != rows || g.RowsReturned != w.RowsReturned || g.CellsReturned != w.CellsReturned ||
 				g.RowsSeen != w.RowsSeen || g.CellsSeen != w.CellsSeen {
-				t.Errorf("scan %+v; AuditTable's %+v", g, w)
+				t.Errorf("scan %+v; audit.Table's %+v", g, w)
 			}
 			if g.Shards < 2 || g.ShardsRead != g.Shards || g.Reads != g.Shards || !g.Complete() {
 				t.Errorf("scan %+v: want several shards, each read once, complete", g)
@@ -160,7 +161,7 @@ func TestAuditMatchesAuditTable(t *testing.T) {
 }
 
 // familiesJSON returns the families of a, as JSON.
-func familiesJSON(t *testing.T, a *ttl.Audit) string {
+func familiesJSON(t *testing.T, a *audit.Report) string {
 	t.Helper()
 	b, err := json.MarshalIndent(a.Families, "", " ")
 	if err != nil {

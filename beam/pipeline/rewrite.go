@@ -14,6 +14,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/scan"
 )
 
 func init() {
@@ -21,12 +23,12 @@ func init() {
 	// schema).
 	beam.RegisterCoder(reflect.TypeOf((*RewriteResult)(nil)), marshalRewrite, decodeRewrite)
 
-	register.DoFn3x1[context.Context, ttl.Shard, func(*RewriteResult), error](&rewriteShardFn{})
+	register.DoFn3x1[context.Context, scan.Shard, func(*RewriteResult), error](&rewriteShardFn{})
 	register.Emitter1[*RewriteResult]()
 	register.Combiner1[*RewriteResult](&sumRewritesFn{})
 }
 
-// RewriteConfig is a strategy move's rewrite, as ttl.RewriteMove and
+// RewriteConfig is a strategy move's rewrite, as move.Family.Rewrite and
 // `cellttl move rewrite` take it.
 type RewriteConfig struct {
 	// Table is the table whose family moves, and the app profile to read
@@ -75,25 +77,25 @@ type RewriteResult struct {
 	// (RewriteConfig.DryRun).
 	DryRun bool `json:"dry_run"`
 
-	// Rewritten, Kept and Expired, as ttl.Move.RewriteRow counts them:
+	// Rewritten, Kept and Expired, as move.RewriteRow counts them:
 	// the old cells rewritten in the new encoding (in a dry run, those
 	// that would be), those left as they were (changed by a writer
 	// meanwhile, or below a newer cell of their column), and those
 	// already expired, left for GC. After a bundle is retried, Rewritten
 	// may undercount: see Rewrite.
-	ttl.Rewrite
+	move.Counts
 
-	// Scan is what was read: the old cells only (Move.RewriteFilter). Its
+	// Read is what was read: the old cells only (move.RewriteFilter). Its
 	// Shards is how many the table was split into, ShardsRead how many
 	// were read to the end.
-	Scan ttl.Scan `json:"scan"`
+	Read scan.Stats `json:"read"`
 }
 
 // Complete reports whether every shard was read and rewritten.
-func (r *RewriteResult) Complete() bool { return r.Scan.Complete() }
+func (r *RewriteResult) Complete() bool { return r.Read.Complete() }
 
 // Rewrite adds to the pipeline the rewrite of a strategy move's old cells
-// in the new encoding: ttl.RewriteMove's work, done by the runner's
+// in the new encoding: move.Family.Rewrite's work, done by the runner's
 // workers. While the pipeline is built it makes the ttl.Move the specs
 // describe and refuses, as RewriteMove does, a move that is invalid, not
 // started at Now, or between sequence numbers and times (their cells
@@ -114,7 +116,7 @@ func (r *RewriteResult) Complete() bool { return r.Scan.Complete() }
 // rewritten by the failed attempt is counted by nobody: after retries,
 // Rewritten may undercount (Kept and Expired do not: those cells are
 // still old, and the retry counts them). The cells themselves are right;
-// for the exact number of old cells left, run ttl.PlanMove (`cellttl move
+// for the exact number of old cells left, run move.Family.Plan (`cellttl move
 // status`) after the job. Running the whole job again is harmless too: it
 // rewrites only what is still old.
 func Rewrite(ctx context.Context, s beam.Scope, cfg RewriteConfig) (beam.PCollection, error) {
@@ -156,23 +158,21 @@ func newRewriteShardFn(ctx context.Context, cfg RewriteConfig) (*rewriteShardFn,
 		return nil, m, err
 	}
 	// RewriteRow checks the move before it reads its row: given none, it
-	// only checks. Its refusals are RewriteMove's: an invalid move, or one
-	// to or from sequence numbers.
-	if _, err := m.RewriteRow(ctx, nil, cfg.Family, nil, fn.Now, true); err != nil {
+	// only checks. Its refusals are move.Family.Rewrite's: an invalid
+	// move, or one to or from sequence numbers.
+	if _, err := move.RewriteRow(ctx, nil, cfg.Family, m, nil, fn.Now, true); err != nil {
 		return nil, m, fmt.Errorf("pipeline: family %q: %w", cfg.Family, err)
 	}
-	if !m.Started(fn.Now) {
+	if fn.Now.Before(m.Start) {
 		return nil, m, fmt.Errorf("pipeline: family %q: %w: the move starts at %s, after the instant the rewrite judges by (%s); until then the old encoding is still written",
 			cfg.Family, ttl.ErrInvalidOption, m.Start.UTC().Format(time.RFC3339Nano), fn.Now.Format(time.RFC3339Nano))
 	}
-	info, err := tableInfo(ctx, cfg.Table)
+	found, err := policies(ctx, cfg.Table)
 	if err != nil {
 		return nil, m, err
 	}
-	for _, f := range info.FamilyInfos {
-		if f.Name == cfg.Family {
-			return fn, m, nil
-		}
+	if found[cfg.Family] != nil {
+		return fn, m, nil
 	}
 	return nil, m, fmt.Errorf("%w: pipeline: table %q has no family %q", ttl.ErrFamilyMismatch, cfg.Table.Table, cfg.Family)
 }
@@ -212,7 +212,7 @@ func (ms moveSpec) move() (ttl.Move, error) {
 }
 
 // rewriteShardFn rewrites the old cells of whole shards: every row of the
-// shard, read through Move.RewriteFilter, given to Move.RewriteRow; the
+// shard, read through move.RewriteFilter, given to move.RewriteRow; the
 // shard's counts are emitted when it is read to the end. A shard whose
 // read or rewrite fails fails its bundle, which the runner retries (see
 // Rewrite).
@@ -230,22 +230,20 @@ func (fn *rewriteShardFn) result(m ttl.Move) RewriteResult {
 }
 
 // ProcessElement rewrites one shard.
-func (fn *rewriteShardFn) ProcessElement(ctx context.Context, shard ttl.Shard, emit func(*RewriteResult)) error {
+func (fn *rewriteShardFn) ProcessElement(ctx context.Context, shard scan.Shard, emit func(*RewriteResult)) error {
 	m, err := fn.Move.move()
 	if err != nil {
 		return err
 	}
-	filter := m.RewriteFilter(fn.Family)
+	filter := move.RewriteFilter(m, fn.Family)
 	if fn.DryRun {
 		// A dry run only counts: the values need not cross the network.
 		filter = bigtable.ChainFilters(filter, bigtable.StripValueFilter())
 	}
 	r := fn.result(m)
-	r.Scan, err = fn.read(ctx, shard, filter, func(row bigtable.Row) error {
-		n, err := m.RewriteRow(ctx, fn.tbl, fn.Family, row, fn.Now, fn.DryRun)
-		r.Rewritten += n.Rewritten
-		r.Kept += n.Kept
-		r.Expired += n.Expired
+	r.Read, err = fn.read(ctx, shard, filter, func(row bigtable.Row) error {
+		n, err := move.RewriteRow(ctx, fn.tbl, fn.Family, m, row, fn.Now, fn.DryRun)
+		r.Counts.Add(n)
 		cellsRewritten.Inc(ctx, n.Rewritten)
 		cellsKept.Inc(ctx, n.Kept)
 		cellsExpired.Inc(ctx, n.Expired)
@@ -286,15 +284,9 @@ func (fn *sumRewritesFn) AddInput(r, shard *RewriteResult) *RewriteResult {
 
 // MergeAccumulators adds the counts of b to a's.
 func (fn *sumRewritesFn) MergeAccumulators(a, b *RewriteResult) *RewriteResult {
-	a.Rewritten += b.Rewritten
-	a.Kept += b.Kept
-	a.Expired += b.Expired
-	a.Scan.Reads += b.Scan.Reads
-	a.Scan.RowsSeen += b.Scan.RowsSeen
-	a.Scan.CellsSeen += b.Scan.CellsSeen
-	a.Scan.RowsReturned += b.Scan.RowsReturned
-	a.Scan.CellsReturned += b.Scan.CellsReturned
-	a.Scan.ShardsRead += b.Scan.ShardsRead
+	a.Counts.Add(b.Counts)
+	a.Read.Add(b.Read)
+	a.Read.ShardsRead += b.Read.ShardsRead
 	return a
 }
 
@@ -302,7 +294,7 @@ func (fn *sumRewritesFn) MergeAccumulators(a, b *RewriteResult) *RewriteResult {
 // table was split into, so that the result is Complete when every one was
 // read.
 func (fn *sumRewritesFn) ExtractOutput(r *RewriteResult) *RewriteResult {
-	r.Scan.Shards = fn.Shards
+	r.Read.Shards = fn.Shards
 	return r
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/move"
 )
 
 // The move the rewrite tests make: family sess, whose cells carry real
@@ -21,7 +22,7 @@ import (
 // up to a minute.
 var (
 	moveStart = now.Add(-10 * time.Minute)
-	move      = ttl.Move{From: nil, To: ttl.OneSecond(), Start: moveStart, Old: ttl.For(30 * time.Minute), Skew: time.Minute}
+	theMove   = ttl.Move{From: nil, To: ttl.OneSecond(), Start: moveStart, Old: ttl.For(30 * time.Minute), Skew: time.Minute}
 )
 
 // rewriteConfig is the move, as the pipeline takes it.
@@ -161,8 +162,8 @@ func runRewrite(t *testing.T, cfg pipeline.RewriteConfig) *pipeline.RewriteResul
 	if want := (moveCounts{r.Rewritten, r.Kept, r.Expired}); got != want {
 		t.Errorf("counters %+v; the totals %+v", got, want)
 	}
-	if n := counters["shards_read"]; n != int64(r.Scan.ShardsRead) {
-		t.Errorf("counter shards_read %d; the totals %d", n, r.Scan.ShardsRead)
+	if n := counters["shards_read"]; n != int64(r.Read.ShardsRead) {
+		t.Errorf("counter shards_read %d; the totals %d", n, r.Read.ShardsRead)
 	}
 	return &r
 }
@@ -174,7 +175,7 @@ func checkCounts(t *testing.T, what string, got *pipeline.RewriteResult, want mo
 	if g := (moveCounts{got.Rewritten, got.Kept, got.Expired}); g != want {
 		t.Errorf("%s: rewritten, kept, expired %+v; want %+v", what, g, want)
 	}
-	if s := got.Scan; s.Shards < 2 || s.ShardsRead != s.Shards || s.Reads != s.Shards || !got.Complete() || s.RowsSeen != rows {
+	if s := got.Read; s.Shards < 2 || s.ShardsRead != s.Shards || s.Reads != s.Shards || !got.Complete() || s.RowsSeen != rows {
 		t.Errorf("%s: scan %+v: want several shards, each read once, complete, %d rows seen", what, s, rows)
 	}
 }
@@ -192,15 +193,15 @@ func diffCells(got, want []string) string {
 	return ""
 }
 
-// TestRewriteMatchesRewriteMove runs the rewrite pipeline on a family of
+// TestRewriteMatchesTheLibrary runs the rewrite pipeline on a family of
 // real timestamps moving to OneSecond: a dry run, which changes nothing
-// and counts what RewriteMove's dry run counts; the rewrite, which moves every
+// and counts what the library's dry run counts; the rewrite, which moves every
 // live old cell once to its expiry (its write time + 30m), keeps its
 // value, leaves the expired old cells, the kept ones and the other family
-// alone, and leaves the table as ttl.RewriteMove leaves an identical one;
-// and a second run, which rewrites nothing. PlanMove then finds no live
+// alone, and leaves the table as the library's move.Family.Rewrite leaves an identical one;
+// and a second run, which rewrites nothing. move.Family.Plan then finds no live
 // old cell but the kept ones.
-func TestRewriteMatchesRewriteMove(t *testing.T) {
+func TestRewriteMatchesTheLibrary(t *testing.T) {
 	ctx := context.Background()
 	admin, client := newEmulator(t)
 	cells, want := fillMove(t, admin, client, "events")
@@ -212,9 +213,8 @@ func TestRewriteMatchesRewriteMove(t *testing.T) {
 
 	// A dry run reads only the old cells and makes no conditional
 	// mutation: it counts as rewritten the cells a rewrite keeps below a
-	// newer cell, as RewriteMove's dry run does.
-	dryReport, err := ttl.RewriteMove(ctx, admin, "events_lib", client.Open("events_lib"), "sess", move,
-		ttl.MoveOptions{Now: func() time.Time { return now }, DryRun: true})
+	// newer cell, as the library's dry run does.
+	dryReport, err := rewriteWithLibrary(ctx, admin, client, "events_lib", move.Options{Now: func() time.Time { return now }, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,13 +223,13 @@ func TestRewriteMatchesRewriteMove(t *testing.T) {
 	dry := runRewrite(t, cfg)
 	checkCounts(t, "dry run", dry, moveCounts{rewritten: want.rewritten + want.kept, expired: want.expired})
 	if dry.Rewritten != dryReport.Rewritten || dry.Kept != dryReport.Kept {
-		t.Errorf("RewriteMove's dry run would rewrite %d and keep %d; the pipeline's %d and %d",
+		t.Errorf("the library's dry run would rewrite %d and keep %d; the pipeline's %d and %d",
 			dryReport.Rewritten, dryReport.Kept, dry.Rewritten, dry.Kept)
 	}
-	if dry.Scan.RowsReturned != rows {
-		t.Errorf("dry run: %d rows with old cells; want all %d", dry.Scan.RowsReturned, rows)
+	if dry.Read.RowsReturned != rows {
+		t.Errorf("dry run: %d rows with old cells; want all %d", dry.Read.RowsReturned, rows)
 	}
-	if !dry.DryRun || dry.Table != "events" || dry.Family != "sess" || !dry.Now.Equal(now) || dry.Move != move.String() {
+	if !dry.DryRun || dry.Table != "events" || dry.Family != "sess" || !dry.Now.Equal(now) || dry.Move != theMove.String() {
 		t.Errorf("dry run: result %+v", dry)
 	}
 	if diff := diffCells(storedCells(t, client, "events"), before); diff != "" {
@@ -246,16 +246,15 @@ func TestRewriteMatchesRewriteMove(t *testing.T) {
 		t.Errorf("after the rewrite: %s", diff)
 	}
 
-	report, err := ttl.RewriteMove(ctx, admin, "events_lib", client.Open("events_lib"), "sess", move,
-		ttl.MoveOptions{Now: func() time.Time { return now }})
+	report, err := rewriteWithLibrary(ctx, admin, client, "events_lib", move.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if report.Rewritten != got.Rewritten || report.Kept != got.Kept {
-		t.Errorf("RewriteMove rewrote %d and kept %d; the pipeline %d and %d", report.Rewritten, report.Kept, got.Rewritten, got.Kept)
+		t.Errorf("the library's rewrite rewrote %d and kept %d; the pipeline %d and %d", report.Rewritten, report.Kept, got.Rewritten, got.Kept)
 	}
 	if diff := diffCells(stored, storedCells(t, client, "events_lib")); diff != "" {
-		t.Errorf("the pipeline's table and RewriteMove's differ: %s", diff)
+		t.Errorf("the pipeline's table and the library's rewrite's differ: %s", diff)
 	}
 
 	again := runRewrite(t, rewriteConfig("events"))
@@ -264,16 +263,19 @@ func TestRewriteMatchesRewriteMove(t *testing.T) {
 		t.Errorf("the second run changed the table: %s", diff)
 	}
 
-	plan, err := ttl.PlanMove(ctx, admin, "events", client.Open("events"), "sess", move,
-		ttl.MoveOptions{Now: func() time.Time { return now }})
+	f, err := move.New(admin, client.Open("events"), "events", "sess", theMove, move.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := f.Plan(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plan.OldLive.Cells != want.kept || plan.OldExpired.Cells != want.expired {
-		t.Errorf("PlanMove after the rewrite: %d old cells live, %d expired; want the %d kept, the %d expired",
+		t.Errorf("move.Family.Plan after the rewrite: %d old cells live, %d expired; want the %d kept, the %d expired",
 			plan.OldLive.Cells, plan.OldExpired.Cells, want.kept, want.expired)
 	}
-	t.Logf("%d shards; dry run %+v; rewrite %+v; second run %+v", got.Scan.Shards, dry.Rewrite, got.Rewrite, again.Rewrite)
+	t.Logf("%d shards; dry run %+v; rewrite %+v; second run %+v", got.Read.Shards, dry.Counts, got.Counts, again.Counts)
 }
 
 // TestRewriteAfterFailedAttempt rewrites the family after an attempt that
@@ -286,17 +288,15 @@ func TestRewriteAfterFailedAttempt(t *testing.T) {
 	admin, client := newEmulator(t)
 	cells, want := fillMove(t, admin, client, "events")
 	data := client.Open("events")
-	var first ttl.Rewrite
+	var first move.Counts
 	err := data.ReadRows(ctx, bigtable.NewRange("", "user#0100"), func(r bigtable.Row) bool {
-		n, err := move.RewriteRow(ctx, data, "sess", r, now, false)
+		n, err := move.RewriteRow(ctx, data, "sess", theMove, r, now, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first.Rewritten += n.Rewritten
-		first.Kept += n.Kept
-		first.Expired += n.Expired
+		first.Add(n)
 		return true
-	}, bigtable.RowFilter(move.RewriteFilter("sess")))
+	}, bigtable.RowFilter(move.RewriteFilter(theMove, "sess")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestRewriteAfterFailedAttempt(t *testing.T) {
 	}
 }
 
-// TestRewriteRefusesBadConfig checks that a rewrite RewriteMove would
+// TestRewriteRefusesBadConfig checks that a rewrite move.Family.Rewrite would
 // refuse, or that the workers could not run, fails while the pipeline is
 // built.
 func TestRewriteRefusesBadConfig(t *testing.T) {
@@ -350,4 +350,14 @@ func TestRewriteRefusesBadConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rewriteWithLibrary rewrites family sess of table with the library's own
+// step, move.Family.Rewrite, for the pipeline's counts to be compared with.
+func rewriteWithLibrary(ctx context.Context, admin *bigtable.AdminClient, client *bigtable.Client, table string, opts move.Options) (*move.Report, error) {
+	f, err := move.New(admin, client.Open(table), table, "sess", theMove, opts)
+	if err != nil {
+		return nil, err
+	}
+	return f.Rewrite(ctx)
 }

@@ -1,13 +1,13 @@
 // Package pipeline builds Apache Beam pipelines that do the table-wide work
 // of github.com/cellttl/ttl past one machine: the table is split on its
-// tablet boundaries (ttl.Shards) when the pipeline is built, the shards are
-// reshuffled so that the runner spreads them over its workers, and a DoFn
-// reads each shard with the library's own per-row logic.
+// tablet boundaries (scan.Shards) when the pipeline is built, the shards
+// are reshuffled so that the runner spreads them over its workers, and a
+// DoFn reads each shard with the library's own per-row logic.
 //
-// Audit is ttl.AuditTable's counts, from many workers; Rewrite is
-// ttl.RewriteMove's rewrite of a strategy move's old cells. ReadShards is
-// the part every job shares: each takes its PCollection of shards, with a
-// DoFn of its own that embeds the client and the reading of one shard.
+// Audit is audit.Table's counts, from many workers; Rewrite is
+// move.Family.Rewrite's rewrite of a strategy move's old cells. ReadShards
+// is the part every job shares: each takes its PCollection of shards, with
+// a DoFn of its own that embeds the client and the reading of one shard.
 package pipeline
 
 import (
@@ -22,12 +22,13 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
 )
 
 func init() {
 	// Shards cross the Reshuffle as rows of two strings.
-	beam.RegisterType(reflect.TypeOf(ttl.Shard{}))
+	beam.RegisterType(reflect.TypeOf(scan.Shard{}))
 	register.Function1x2[beam.T, string, error](encodeJSON)
 }
 
@@ -71,8 +72,8 @@ func (t Table) Open(ctx context.Context) (*bigtable.Client, error) {
 }
 
 // ReadShards splits the table on the boundaries Bigtable reports for its
-// tablets (ttl.Shards, read now, while the pipeline is built) and returns
-// them as a PCollection of ttl.Shard, reshuffled so that the runner hands
+// tablets (scan.Shards, read now, while the pipeline is built) and returns
+// them as a PCollection of scan.Shard, reshuffled so that the runner hands
 // them to many workers instead of reading them where they were created,
 // and how many there are. Every row of the table is in exactly one shard.
 //
@@ -88,7 +89,7 @@ func ReadShards(ctx context.Context, s beam.Scope, t Table) (beam.PCollection, i
 		return beam.PCollection{}, 0, err
 	}
 	defer client.Close()
-	shards, err := ttl.Shards(ctx, client.Open(t.Table))
+	shards, err := scan.Shards(ctx, client.Open(t.Table))
 	if err != nil {
 		return beam.PCollection{}, 0, fmt.Errorf("pipeline: table %q: %w", t.Table, err)
 	}
@@ -127,32 +128,14 @@ func (r *shardReader) Teardown() error {
 }
 
 // read reads the rows of shard through filter and passes each to row,
-// stopping at the first error row returns. It returns what it read,
-// counted as ttl.AuditTable counts one shard read to the end: one read,
-// one shard, the rows and cells returned and those the server saw. A cell
-// is counted once per time the server returns it: the filters read with
-// here return each cell once. A shard not read to the end (an error) is an
-// error: the DoFn fails its bundle, which the runner retries.
-func (r *shardReader) read(ctx context.Context, shard ttl.Shard, filter bigtable.Filter, row func(bigtable.Row) error) (ttl.Scan, error) {
-	read := ttl.Scan{Reads: 1}
-	stats := func(st *bigtable.FullReadStats) {
-		read.RowsSeen += int(st.ReadIterationStats.RowsSeenCount)
-		read.CellsSeen += int(st.ReadIterationStats.CellsSeenCount)
-	}
-	var failed error
-	err := r.tbl.ReadRows(ctx, shard.RowSet(), func(rw bigtable.Row) bool {
-		read.RowsReturned++
-		for _, items := range rw {
-			read.CellsReturned += len(items)
-		}
-		failed = row(rw)
-		return failed == nil
-	}, bigtable.RowFilter(filter), bigtable.WithFullReadStats(stats))
-	if err == nil {
-		err = failed
-	}
+// stopping at the first error row returns: scan.ReadShard, which counts
+// one shard read as audit.Table counts it. A shard not read to the end
+// (an error) is an error: the DoFn fails its bundle, which the runner
+// retries.
+func (r *shardReader) read(ctx context.Context, shard scan.Shard, filter bigtable.Filter, row func(bigtable.Row) error) (scan.Stats, error) {
+	read, err := scan.ReadShard(ctx, r.tbl, shard, filter, nil, row)
 	if err != nil {
-		return ttl.Scan{}, fmt.Errorf("pipeline: shard %v: %w", shard, err)
+		return scan.Stats{}, fmt.Errorf("pipeline: shard %v: %w", shard, err)
 	}
 	read.ShardsRead = 1
 	shardsRead.Inc(ctx, 1)
@@ -161,19 +144,15 @@ func (r *shardReader) read(ctx context.Context, shard ttl.Shard, filter bigtable
 	return read, nil
 }
 
-// tableInfo reads the table's families and their GC policies (an admin
-// call, made while a pipeline is built).
-func tableInfo(ctx context.Context, t Table) (*bigtable.TableInfo, error) {
+// policies reads the GC policy of every family of the table (an admin
+// call, made while a pipeline is built): policy.Policies.
+func policies(ctx context.Context, t Table) (map[string]bigtable.GCPolicy, error) {
 	admin, err := bigtable.NewAdminClient(ctx, t.Project, t.Instance)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: connecting to instance %s/%s: %w", t.Project, t.Instance, err)
 	}
 	defer admin.Close()
-	info, err := admin.TableInfo(ctx, t.Table)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: table %q: %w", t.Table, err)
-	}
-	return info, nil
+	return policy.Policies(ctx, admin, t.Table)
 }
 
 // WriteJSON writes the elements of col, such as the one of Audit's or

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/policy"
 )
 
 var checkCommand = &command{
@@ -39,76 +40,25 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return fail(stderr, "check", err)
 	}
 	defer admin.Close()
-	statuses, err := ttl.CheckFamilies(ctx, admin, c.table, strategies)
+	statuses, err := policy.Check(ctx, admin, c.table, strategies)
 	if statuses == nil {
 		return fail(stderr, "check", err)
 	}
-	// moveState is, for a family in a move, the policy it has once the
-	// move is finished (Want being the move's), and whether it has that
-	// one rather than the move's.
-	type moveState struct {
-		FinishedPolicy string `json:"finished_policy"`
-		Finished       bool   `json:"finished"`
-	}
-	type row struct {
-		Family   string     `json:"family"`
-		Strategy string     `json:"strategy"`
-		Found    string     `json:"found"`
-		Want     string     `json:"want"`
-		Status   string     `json:"status"`
-		Move     *moveState `json:"move,omitempty"`
-	}
-	rows := make([]row, len(statuses))
 	bad := 0
-	for i, s := range statuses {
-		found, want := s.Policies()
-		state := "ok"
-		switch {
-		case !s.Exists():
-			state = "missing"
-		case !s.Matches():
-			state = "mismatch"
-		}
-		if state != "ok" {
+	for _, s := range statuses {
+		if !s.Matches {
 			bad++
-		}
-		rows[i] = row{s.Family, s.Strategy.String(), found, want, state, nil}
-		if s.Finished != nil {
-			_, finished := ttl.FamilyStatus{Want: s.Finished}.Policies()
-			rows[i].Move = &moveState{finished, state == "ok" && found == finished && found != want}
 		}
 	}
 	if c.format.json {
 		if err := printJSON(stdout, struct {
-			Table    string `json:"table"`
-			Families []row  `json:"families"`
-		}{c.table, rows}); err != nil {
+			Table    string          `json:"table"`
+			Families []policy.Status `json:"families"`
+		}{c.table, statuses}); err != nil {
 			return fail(stderr, "check", err)
 		}
 	} else {
-		fmt.Fprintf(stdout, "table %q\n", c.table)
-		w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "FAMILY\tSTRATEGY\tFOUND\tWANT\tSTATUS")
-		for _, r := range rows {
-			want, status := r.Want, r.Status
-			if m := r.Move; m != nil {
-				same := m.FinishedPolicy == r.Want
-				if !same {
-					want += " or " + m.FinishedPolicy
-				}
-				switch {
-				case status != "ok":
-				case same:
-					status += " (in a move, or finished)"
-				case m.Finished:
-					status += " (move finished)"
-				default:
-					status += " (in a move)"
-				}
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Family, r.Strategy, r.Found, want, status)
-		}
-		w.Flush()
+		renderCheck(stdout, c.table, statuses)
 	}
 	if errors.Is(err, ttl.ErrFamilyMismatch) {
 		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
@@ -120,4 +70,38 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return fail(stderr, "check", err)
 	}
 	return exitOK
+}
+
+// renderCheck prints the statuses as a table, one family a line, saying
+// for a family in a move whether it is in the move or finished.
+func renderCheck(w io.Writer, table string, statuses []policy.Status) {
+	fmt.Fprintf(w, "table %q\n", table)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAMILY\tSTRATEGY\tFOUND\tWANT\tSTATUS")
+	for _, s := range statuses {
+		want, status := s.Want, "ok"
+		switch {
+		case !s.Exists:
+			status = "missing"
+		case !s.Matches:
+			status = "mismatch"
+		}
+		if s.Finished != "" {
+			same := s.Finished == s.Want
+			if !same {
+				want += " or " + s.Finished
+			}
+			switch {
+			case !s.Matches:
+			case same:
+				status += " (in a move, or finished)"
+			case s.Found == s.Finished:
+				status += " (move finished)"
+			default:
+				status += " (in a move)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Family, s.Strategy, s.Found, want, status)
+	}
+	tw.Flush()
 }

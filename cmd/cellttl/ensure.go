@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/policy"
 )
 
 var ensureCommand = &command{
@@ -73,7 +74,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	plan, err := ttl.EnsureFamilies(ctx, admin, c.table, client.Open(c.table), strategies, ttl.EnsureOptions{
+	plan, err := policy.Ensure(ctx, admin, c.table, client.Open(c.table), strategies, policy.Options{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
@@ -81,22 +82,23 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	})
 	progress.end()
 	if plan != nil {
-		if c.format.json {
-			if err := printJSON(stdout, plan); err != nil {
-				return fail(stderr, "ensure", err)
-			}
-		} else {
-			fmt.Fprint(stdout, plan)
+		if code := printReport(c, stdout, stderr, "ensure", plan, renderPlan); code != exitOK {
+			return code
 		}
 	}
+	return ensureStatus(c, plan, err, stdout, stderr)
+}
+
+// ensureStatus says what became of ensure, and returns its exit status.
+func ensureStatus(c *config, plan *policy.Plan, err error, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, ttl.ErrDataLoss):
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; run again with -allow-data-loss to accept the loss")
 		fmt.Fprintln(stderr, "cellttl ensure: to change the strategy of a family that holds data without losing any, move it online:")
-		fmt.Fprintln(stderr, "  \"cellttl help move\", and the README's section \"Changing a family's strategy\"")
+		fmt.Fprintln(stderr, "  \"cellttl help move\", and the guide docs/moves.md")
 		return exitMismatch
-	case err != nil && plan != nil && !plan.Scan.Complete() && !plan.Scan.Estimate() && plan.Scan.Shards > 0:
+	case err != nil && plan != nil && plan.Read.Stopped():
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: the scan did not finish: nothing was decided or changed, the counts above are partial")
 		return exitFailed
@@ -105,8 +107,8 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	if plan.DryRun && !c.format.json {
 		for _, f := range plan.Families {
-			if !f.Matches() {
-				if plan.Scan.Estimate() {
+			if !f.Matches {
+				if plan.Read.Estimate() {
 					fmt.Fprintln(stdout, "estimate: run again without -sample to decide")
 				} else {
 					fmt.Fprintln(stdout, "dry run: run again with -apply to make these changes")

@@ -5,18 +5,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/scan"
 )
 
 // config is a parsed command line.
 type config struct {
 	project, instance, table string
-	families                 familiesFlag
+	families                 spec.Families
 	others                   listFlag
 	timeout                  time.Duration
 	format                   formatFlag
@@ -86,7 +85,7 @@ func scanFlags(fs *flag.FlagSet, c *config) {
 // workerFlags defines the flags of a command that reads a whole table.
 func workerFlags(fs *flag.FlagSet, c *config) {
 	dataFlags(fs, c)
-	fs.IntVar(&c.workers, "workers", ttl.DefaultWorkers, "how many shards of the table to read at `once`")
+	fs.IntVar(&c.workers, "workers", scan.DefaultWorkers, "read `N` shards of the table at once")
 	fs.BoolVar(&c.progress, "progress", true, "report progress on stderr: a live line on a terminal, a line every\n"+
 		"10s otherwise")
 }
@@ -118,7 +117,7 @@ func parse(cmd *command, args []string) (*config, error) {
 			missing = append(missing, "-"+f.name)
 		}
 	}
-	if len(c.families.strategies) == 0 && !cmd.familiesOptional {
+	if len(c.families.Strategies) == 0 && !cmd.familiesOptional {
 		missing = append(missing, "-family")
 	}
 	switch {
@@ -141,52 +140,6 @@ func parse(cmd *command, args []string) (*config, error) {
 		c.row = positional[0]
 	}
 	return c, nil
-}
-
-// familiesFlag collects -family NAME=SPEC values.
-type familiesFlag struct {
-	strategies map[string]ttl.Strategy
-	specs      map[string]string // NAME → SPEC as given
-}
-
-func (f *familiesFlag) String() string {
-	if f == nil {
-		return ""
-	}
-	names := f.names()
-	for i, n := range names {
-		names[i] = n + "=" + f.specs[n]
-	}
-	return strings.Join(names, ",")
-}
-
-// names returns the family names, sorted.
-func (f *familiesFlag) names() []string {
-	names := make([]string, 0, len(f.specs))
-	for n := range f.specs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func (f *familiesFlag) Set(v string) error {
-	name, given, ok := strings.Cut(v, "=")
-	if !ok || name == "" {
-		return errors.New("want NAME=onesecond, NAME=default:DURATION or NAME=seqnum:VERSIONS")
-	}
-	if _, dup := f.specs[name]; dup {
-		return fmt.Errorf("family %q given twice", name)
-	}
-	s, err := spec.Parse(given)
-	if err != nil {
-		return fmt.Errorf("family %q: %v", name, err)
-	}
-	if f.strategies == nil {
-		f.strategies, f.specs = map[string]ttl.Strategy{}, map[string]string{}
-	}
-	f.strategies[name], f.specs[name] = s, given
-	return nil
 }
 
 // formatFlag is -format: text (the zero value) or json.

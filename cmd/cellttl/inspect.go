@@ -16,6 +16,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/text"
 )
 
 var inspectCommand = &command{
@@ -47,6 +48,19 @@ type cellKey struct {
 	ts     bigtable.Timestamp
 }
 
+// inspectedCell is a cell as inspect lists it, and as -format json gives
+// it.
+type inspectedCell struct {
+	Family    string `json:"family"`
+	Column    string `json:"column"`
+	Timestamp string `json:"timestamp"`
+	Expires   string `json:"expires"`
+	Left      string `json:"left"`
+	Read      string `json:"read"`
+	Written   string `json:"written,omitempty"`
+	Value     string `json:"value"`
+}
+
 func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	at := c.at.t
 	if at.IsZero() {
@@ -58,20 +72,10 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	raw := client.Open(c.table)
-	opts := []ttl.Option{ttl.WithClock(func() time.Time { return at }), ttl.WithReadMargin(c.margin)}
-	if len(c.others) > 0 {
-		opts = append(opts, ttl.OtherFamilies(c.others...))
-	}
-	var readOpts []ttl.ReadOption
-	if c.writeTimes {
-		opts = append(opts, ttl.RecordWriteTime())
-		readOpts = append(readOpts, ttl.WithWriteTimes())
-	}
-	tbl, err := ttl.NewTable(raw, c.families.strategies, opts...)
+	tbl, readOpts, err := inspectTable(c, raw, at)
 	if err != nil {
 		return fail(stderr, "inspect", err)
 	}
-
 	stored, err := raw.ReadRow(ctx, c.row)
 	if err != nil {
 		return fail(stderr, "inspect", err)
@@ -84,39 +88,65 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "inspect", err)
 	}
+	cells := inspectCells(c, tbl, stored, live, at)
+
+	var managed []string
+	for _, name := range c.families.Names() {
+		managed = append(managed, fmt.Sprintf("%s %v", name, c.families.Strategies[name]))
+	}
+	others := "other families passed through"
+	if len(c.others) > 0 {
+		others = "other families: " + strings.Join(c.others, ", ") + "; undeclared ones not returned"
+	}
+	families := strings.Join(managed, ", ") + "; " + others
+	if c.format.json {
+		err := printJSON(stdout, struct {
+			Row      string          `json:"row"`
+			Table    string          `json:"table"`
+			At       string          `json:"at"`
+			Families string          `json:"families"`
+			Cells    []inspectedCell `json:"cells"`
+		}{c.row, c.table, text.Time(at), families, cells})
+		if err != nil {
+			return fail(stderr, "inspect", err)
+		}
+		return exitOK
+	}
+	renderInspect(stdout, c, at, families, cells)
+	return exitOK
+}
+
+// inspectTable returns the table as the application reads it, judged at
+// at, and the read options of its reads.
+func inspectTable(c *config, raw bigtable.TableAPI, at time.Time) (*ttl.Table, []ttl.ReadOption, error) {
+	opts := []ttl.Option{ttl.WithClock(func() time.Time { return at }), ttl.WithReadMargin(c.margin)}
+	if len(c.others) > 0 {
+		opts = append(opts, ttl.OtherFamilies(c.others...))
+	}
+	var readOpts []ttl.ReadOption
+	if c.writeTimes {
+		opts = append(opts, ttl.RecordWriteTime())
+		readOpts = append(readOpts, ttl.WithWriteTimes())
+	}
+	tbl, err := ttl.NewTable(raw, c.families.Strategies, opts...)
+	return tbl, readOpts, err
+}
+
+// inspectCells lists every stored cell, families by name, each column
+// newest first, with what the read through the library did with it.
+func inspectCells(c *config, tbl *ttl.Table, stored, live bigtable.Row, at time.Time) []inspectedCell {
 	returned := map[cellKey]bigtable.ReadItem{}
 	for _, items := range live {
 		for _, it := range items {
 			returned[cellKey{it.Column, it.Timestamp}] = it
 		}
 	}
-
-	var managed []string
-	for _, name := range c.families.names() {
-		managed = append(managed, fmt.Sprintf("%s %v", name, c.families.strategies[name]))
-	}
-	others := "other families passed through"
-	if len(c.others) > 0 {
-		others = "other families: " + strings.Join(c.others, ", ") + "; undeclared ones not returned"
-	}
-
-	// A cell as the table lists it, and as -format json gives it.
-	type cell struct {
-		Family    string `json:"family"`
-		Column    string `json:"column"`
-		Timestamp string `json:"timestamp"`
-		Expires   string `json:"expires"`
-		Left      string `json:"left"`
-		Read      string `json:"read"`
-		Written   string `json:"written,omitempty"`
-		Value     string `json:"value"`
-	}
-	var cells []cell
 	families := make([]string, 0, len(stored))
 	for f := range stored {
 		families = append(families, f)
 	}
 	sort.Strings(families)
+	var cells []inspectedCell
 	for _, family := range families {
 		newer := map[string]int{} // cells already listed per column: newer ones
 		for _, it := range stored[family] {
@@ -124,47 +154,37 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 			newer[it.Column]++
 			got, ok := returned[cellKey{it.Column, it.Timestamp}]
 			cols := describeCell(c, tbl, family, it, rank, at, ok)
-			x := cell{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], "", quote(it.Value, 24)}
+			x := inspectedCell{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], "", quote(it.Value, 24)}
 			if c.writeTimes {
 				x.Written = "-"
 				if t, ok := ttl.WriteTime(got); ok {
-					x.Written = formatTime(t)
+					x.Written = text.Time(t)
 				}
 			}
 			cells = append(cells, x)
 		}
 	}
+	return cells
+}
 
-	if c.format.json {
-		err := printJSON(stdout, struct {
-			Row      string `json:"row"`
-			Table    string `json:"table"`
-			At       string `json:"at"`
-			Families string `json:"families"`
-			Cells    []cell `json:"cells"`
-		}{c.row, c.table, formatTime(at), strings.Join(managed, ", ") + "; " + others, cells})
-		if err != nil {
-			return fail(stderr, "inspect", err)
-		}
-		return exitOK
-	}
-	fmt.Fprintf(stdout, "row %q of table %q at %s\n", c.row, c.table, formatTime(at))
-	fmt.Fprintf(stdout, "families: %s; %s\n", strings.Join(managed, ", "), others)
-	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+// renderInspect prints the cells as a table.
+func renderInspect(w io.Writer, c *config, at time.Time, families string, cells []inspectedCell) {
+	fmt.Fprintf(w, "row %q of table %q at %s\n", c.row, c.table, text.Time(at))
+	fmt.Fprintf(w, "families: %s\n", families)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "FAMILY\tCOLUMN\tTIMESTAMP\tEXPIRES\tLEFT\tREAD"
 	if c.writeTimes {
 		header += "\tWRITTEN"
 	}
-	fmt.Fprintln(w, header+"\tVALUE")
+	fmt.Fprintln(tw, header+"\tVALUE")
 	for _, x := range cells {
 		cols := []string{x.Family, x.Column, x.Timestamp, x.Expires, x.Left, x.Read}
 		if c.writeTimes {
 			cols = append(cols, x.Written)
 		}
-		fmt.Fprintln(w, strings.Join(append(cols, x.Value), "\t"))
+		fmt.Fprintln(tw, strings.Join(append(cols, x.Value), "\t"))
 	}
-	w.Flush()
-	return exitOK
+	tw.Flush()
 }
 
 // describeCell returns the FAMILY to READ columns of a stored cell; rank is
@@ -172,8 +192,8 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 // library returned it.
 func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem, rank int, at time.Time, read bool) []string {
 	qualifier := strings.TrimPrefix(it.Column, family+":")
-	ts, expires, left, why := formatTime(it.Timestamp.Time()), "-", "-", ""
-	s, managed := c.families.strategies[family]
+	ts, expires, left, why := text.Time(it.Timestamp.Time()), "-", "-", ""
+	s, managed := c.families.Strategies[family]
 	var versions int
 	seqnum := false
 	if managed {
@@ -186,7 +206,7 @@ func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem
 			ts = fmt.Sprintf("%dµs", it.Timestamp)
 		}
 		if n := versions - rank; n > 0 {
-			left = plural(n, "version", "versions")
+			left = text.Plural(n, "version", "versions")
 		} else {
 			left, why = "superseded", "superseded"
 		}
@@ -196,7 +216,7 @@ func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem
 			expires, left = "never", "forever"
 			break
 		}
-		expires = formatTime(exp)
+		expires = text.Time(exp)
 		switch d := exp.Sub(at); {
 		case d > 0:
 			left, why = formatDuration(d), "within the read margin"
@@ -248,14 +268,6 @@ func quote(b []byte, max int) string {
 	return strconv.Quote(s) + cut
 }
 
-// plural returns n and the singular or plural word that follows it.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // formatDuration prints d with days, to the second from a minute on, to
 // the millisecond below: "2d3h0m0s", "59.5s".
 func formatDuration(d time.Duration) string {
@@ -273,7 +285,3 @@ func formatDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd%v", d/day, d%day)
 }
-
-// formatTime prints an instant in UTC to the millisecond, Bigtable's
-// granularity.
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }

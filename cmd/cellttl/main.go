@@ -184,11 +184,11 @@ Commands:
   move     change the strategy of a family that holds data, online: plan,
            start, status, rewrite, finish ("cellttl help move")
 
-Commands that read a whole table (ensure, stats) split it on its tablet
-boundaries and read the pieces in parallel (-workers), report progress on
-stderr, and take -app-profile to read from a cluster that serves no
-application traffic; -sample reads a fraction of the table for a fast,
-labelled estimate. A scan that fails, times out or is interrupted says so:
+Commands that read a whole table (ensure, stats, move) split it on its
+tablet boundaries and read the pieces in parallel (-workers), report
+progress on stderr, and take -app-profile to read from a cluster that
+serves no application traffic; ensure and stats take -sample to read a
+fraction of the table for a fast, labelled estimate. A scan that fails, times out or is interrupted says so:
 its counts are labelled partial, nothing is decided, and the exit status
 is 1. Every command prints JSON with -format json.
 
@@ -210,8 +210,8 @@ are still needed, since it keeps tables per project and instance. Without
 it cellttl uses Cloud Bigtable and the application default credentials.
 
 Exit status: 0 success; 1 the command failed, or its scan did not finish; 2
-bad command line; 3 check found a mismatch, or ensure refused a change that
-would lose data (nothing was changed).
+bad command line; 3 check found a mismatch, or ensure or a move step refused
+a change that would lose data (nothing was changed).
 
 Run "cellttl help COMMAND" or "cellttl COMMAND -h" for a command's flags.
 `
@@ -219,8 +219,11 @@ Run "cellttl help COMMAND" or "cellttl COMMAND -h" for a command's flags.
 // printHelp prints a command's usage line, help and flags.
 func printHelp(w io.Writer, cmd *command) {
 	families := "-family NAME=SPEC..."
-	if cmd.familiesOptional {
+	switch {
+	case cmd.familiesOptional:
 		families = "[-family NAME=SPEC]..."
+	case strings.HasPrefix(cmd.name, "move "):
+		families = "-family NAME=SPEC"
 	}
 	fmt.Fprintf(w, "Usage: cellttl %s -project P -instance I -table T %s%s\n\n%s\n\nFlags:\n",
 		cmd.name, families, cmd.args, cmd.help)

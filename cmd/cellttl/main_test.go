@@ -180,7 +180,7 @@ func TestCommandFails(t *testing.T) {
 }
 
 // TestEnsure migrates a table holding real timestamps, on the real clock,
-// as the README does: refused while cells would expire at once, a dry run
+// as docs/families.md does: refused while cells would expire at once, a dry run
 // by default, then applied.
 func TestEnsure(t *testing.T) {
 	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"clicks": nil, "meta": nil})

@@ -8,10 +8,10 @@ import (
 	"io"
 	"maps"
 
-	"cloud.google.com/go/bigtable"
-
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/scan"
 )
 
 // The move commands carry a family that holds data from one strategy to
@@ -59,8 +59,8 @@ Exit status: 0 done (or nothing to do); 1 failed, or a scan did not finish;
 2 bad command line; 3 refused: finish while old cells are live, start
 while misplaced cells remain.
 
-Run "cellttl help move STEP" for a step's flags. The README's section
-"Changing a family's strategy" walks through a move.
+Run "cellttl help move STEP" for a step's flags. The guide docs/moves.md
+walks through a move.
 `
 
 // moveStep makes the command of one step of a move.
@@ -108,7 +108,7 @@ then it sets the family's GC policy to the move's. A dry run unless -apply.`,
 		func(fs *flag.FlagSet, c *config) {
 			checkpointFlag(fs, c)
 			applyFlags(fs, c)
-		}, runMoveChange(ttl.StartMove))
+		}, runMoveChange((*move.Family).Start))
 
 	moveRewriteCommand = moveStep("rewrite", `Rewrite rewrites, after the start, the cells the old rule keeps live in the
 new encoding, so that the move can end now: each keeps its value and its
@@ -119,7 +119,7 @@ seqnum cannot be rewritten: they end by waiting. A dry run unless -apply.`,
 		func(fs *flag.FlagSet, c *config) {
 			checkpointFlag(fs, c)
 			applyFlags(fs, c)
-		}, runMoveChange(ttl.RewriteMove))
+		}, runMoveChange((*move.Family).Rewrite))
 
 	moveFinishCommand = moveStep("finish", `Finish ends the move: once no cell of the old rule is live (for a reader
 lagging by -skew), it sets the family's GC policy to the new strategy's. It
@@ -128,7 +128,7 @@ the processes with the new strategy alone. A dry run unless -apply.`,
 		func(fs *flag.FlagSet, c *config) {
 			applyFlags(fs, c)
 			fs.BoolVar(&c.allowDataLoss, "allow-data-loss", false, "finish although old cells are live: they are hidden and deleted")
-		}, runMoveChange(ttl.FinishMove))
+		}, runMoveChange((*move.Family).Finish))
 )
 
 func checkpointFlag(fs *flag.FlagSet, c *config) {
@@ -148,12 +148,12 @@ func moveFlags(fs *flag.FlagSet, c *config, required string) {
 	fs.Var(&c.start, "start", "the move's start: `TIME` (RFC 3339), when writers switch"+required)
 	fs.Var(&c.old, "old", "what the cells written before the start live by (`RULE`): default (their\n"+
 		"old rule), for:DURATION, until:TIME or forever")
-	fs.DurationVar(&c.skew, "skew", 0, "the most two processes' clocks `differ`")
+	fs.DurationVar(&c.skew, "skew", 0, "the most two processes' clocks differ by, a `DURATION`")
 }
 
 // move returns the ttl.Move the command line of a move command describes.
 func (c *config) move() (ttl.Move, error) {
-	names := c.families.names()
+	names := c.families.Names()
 	if len(names) != 1 {
 		return ttl.Move{}, errors.New("give the one family to move with -family NAME=SPEC (SPEC: the strategy it moves to)")
 	}
@@ -169,7 +169,7 @@ func (c *config) moveOf(name string) (ttl.Move, error) {
 	case c.start.t.IsZero():
 		return ttl.Move{}, errors.New("missing -start TIME")
 	}
-	return ttl.Move{From: c.from.s, To: c.families.strategies[name], Start: c.start.t, Old: c.old.life, Skew: c.skew}, nil
+	return ttl.Move{From: c.from.s, To: c.families.Strategies[name], Start: c.start.t, Old: c.old.life, Skew: c.skew}, nil
 }
 
 // strategies returns the strategies of the families given, as check and
@@ -179,24 +179,24 @@ func (c *config) moveOf(name string) (ttl.Move, error) {
 func (c *config) strategies() (map[string]ttl.Strategy, error) {
 	described := c.from.set || !c.start.t.IsZero() || c.old.spec != "" || c.skew != 0
 	if c.moving == "" && !described {
-		return c.families.strategies, nil
+		return c.families.Strategies, nil
 	}
 	name := c.moving
 	if name == "" {
-		names := c.families.names()
+		names := c.families.Names()
 		if len(names) != 1 {
 			return nil, errors.New("-from, -start, -old and -skew describe a move: name the family in it with -move NAME")
 		}
 		name = names[0]
 	}
-	if _, ok := c.families.strategies[name]; !ok {
+	if _, ok := c.families.Strategies[name]; !ok {
 		return nil, fmt.Errorf("-move %s: give the family with -family %s=SPEC too (SPEC: the strategy it moves to)", name, name)
 	}
 	m, err := c.moveOf(name)
 	if err != nil {
 		return nil, fmt.Errorf("family %q in a move: %v", name, err)
 	}
-	out := maps.Clone(c.families.strategies)
+	out := maps.Clone(c.families.Strategies)
 	out[name] = m
 	return out, nil
 }
@@ -211,35 +211,35 @@ func movingFlags(fs *flag.FlagSet, c *config) {
 }
 
 // moveOptions returns the library's options for the command line.
-func (c *config) moveOptions(progress *progressLine) ttl.MoveOptions {
-	o := ttl.MoveOptions{
+func (c *config) moveOptions(progress *progressLine) move.Options {
+	o := move.Options{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
 		Scan:           progress.options(c),
 	}
 	if c.checkpoint != "" {
-		o.Checkpoint = ttl.FileCheckpoint(c.checkpoint)
+		o.Checkpoint = scan.FileCheckpoint(c.checkpoint)
 	}
 	return o
 }
 
 func runMovePlan(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
-	return runMoveStep(ttl.PlanMove, false)(ctx, c, m, stdout, stderr)
+	return runMoveStep((*move.Family).Plan, false)(ctx, c, m, stdout, stderr)
 }
 
 // runMoveChange runs a step that changes the family, a dry run unless
 // -apply.
-func runMoveChange(step moveFunc) func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
+func runMoveChange(step moveStepFunc) func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
 	return runMoveStep(step, true)
 }
 
-// A moveFunc is one of the library's move tools.
-type moveFunc = func(context.Context, *bigtable.AdminClient, string, bigtable.TableAPI, string, ttl.Move, ttl.MoveOptions) (*ttl.MoveReport, error)
+// A moveStepFunc is one of a move.Family's steps.
+type moveStepFunc = func(*move.Family, context.Context) (*move.Report, error)
 
 // runMoveStep runs one step of a move and prints its report; changes says
 // whether the step changes the family.
-func runMoveStep(step moveFunc, changes bool) func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
+func runMoveStep(step moveStepFunc, changes bool) func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
 	return func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
 		name := "move"
 		admin, err := adminClient(ctx, c)
@@ -253,15 +253,15 @@ func runMoveStep(step moveFunc, changes bool) func(ctx context.Context, c *confi
 		}
 		defer client.Close()
 		progress := newProgress(c, stderr)
-		r, err := step(ctx, admin, c.table, client.Open(c.table), c.families.names()[0], m, c.moveOptions(progress))
+		f, err := move.New(admin, client.Open(c.table), c.table, c.families.Names()[0], m, c.moveOptions(progress))
+		if err != nil {
+			return fail(stderr, name, err)
+		}
+		r, err := step(f, ctx)
 		progress.end()
 		if r != nil {
-			if c.format.json {
-				if err := printJSON(stdout, r); err != nil {
-					return fail(stderr, name, err)
-				}
-			} else {
-				fmt.Fprint(stdout, r)
+			if code := printReport(c, stdout, stderr, name, r, renderMove); code != exitOK {
+				return code
 			}
 		}
 		switch {
@@ -269,7 +269,7 @@ func runMoveStep(step moveFunc, changes bool) func(ctx context.Context, c *confi
 			fmt.Fprintf(stderr, "cellttl move: %v\n", err)
 			fmt.Fprintln(stderr, "cellttl move: refused, nothing changed")
 			return exitMismatch
-		case err != nil && r != nil && r.Scan.ShardsRead < r.Scan.Shards:
+		case err != nil && r != nil && r.Read.ShardsRead < r.Read.Shards:
 			fmt.Fprintf(stderr, "cellttl move: %v\n", err)
 			fmt.Fprintln(stderr, "cellttl move: the scan did not finish: the counts above are partial")
 			return exitFailed

@@ -58,26 +58,22 @@ sess    `+move+`  maxage=30m  maxage=30m or maxage=1s  ok (in a move)
 	assert.Equal(t, exitOK, code, stderr)
 	var report struct {
 		Families []struct {
-			Family, Strategy, Found, Want, Status string
-			Move                                  *struct {
-				FinishedPolicy string `json:"finished_policy"`
-				Finished       bool
-			}
+			Family, Strategy, Found, Want, Finished string
+			Matches                                 bool
 		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
 	require.Len(t, report.Families, 2)
 	clicks, sess := report.Families[0], report.Families[1]
 	assert.Equal(t, "clicks", clicks.Family)
-	assert.Equal(t, "ok", clicks.Status)
-	assert.Nil(t, clicks.Move, "clicks is in no move")
+	assert.True(t, clicks.Matches)
+	assert.Empty(t, clicks.Finished, "clicks is in no move")
 	assert.Equal(t, "sess", sess.Family)
 	assert.Equal(t, move, sess.Strategy)
-	assert.Equal(t, "ok", sess.Status)
+	assert.True(t, sess.Matches)
 	assert.Equal(t, "maxage=30m", sess.Want)
-	require.NotNil(t, sess.Move)
-	assert.Equal(t, "maxage=1s", sess.Move.FinishedPolicy)
-	assert.False(t, sess.Move.Finished)
+	assert.Equal(t, "maxage=1s", sess.Finished)
+	assert.NotEqual(t, sess.Finished, sess.Found, "not finished yet")
 
 	// Finished: OneSecond's policy matches too, and says so.
 	setPolicy(t, e.Admin, "sess", bigtable.MaxAgePolicy(time.Second))
@@ -87,7 +83,9 @@ sess    `+move+`  maxage=30m  maxage=30m or maxage=1s  ok (in a move)
 	assert.Contains(t, stdout, "clicks  DefaultExpiration(48h0m0s)")
 	stdout, _, code = cellttl(movingArgs("check", start, "-family", "sess=onesecond", "-format", "json")...)
 	assert.Equal(t, exitOK, code)
-	assert.Contains(t, stdout, `"finished": true`)
+	assert.Contains(t, stdout, `"found": "maxage=1s"`)
+	assert.Contains(t, stdout, `"finished": "maxage=1s"`)
+	assert.Contains(t, stdout, `"matches": true`)
 
 	// Any other policy is a mismatch still.
 	setPolicy(t, e.Admin, "sess", bigtable.MaxAgePolicy(time.Hour))
@@ -196,7 +194,7 @@ func TestStatsInMove(t *testing.T) {
 		t.Helper()
 		stdout, stderr, code := cellttl(args...)
 		require.Equal(t, exitOK, code, stderr)
-		var a audit
+		var a auditJSON
 		require.NoError(t, json.Unmarshal([]byte(stdout), &a), stdout)
 		require.Len(t, a.Families, 1)
 		return a.Families[0].Live.Cells, a.Families[0].Expired.Cells

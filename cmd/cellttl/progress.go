@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/scan"
 )
 
 // A progressLine prints the progress of a command that reads a whole
@@ -20,7 +20,7 @@ type progressLine struct {
 	printed  time.Time     // when the last plain line was printed, or the scan started
 	lines    int           // plain lines printed
 	live     bool          // a live line is on the terminal
-	last     ttl.Progress
+	last     scan.Progress
 	pending  bool // last has not been printed
 }
 
@@ -40,8 +40,8 @@ func newProgress(c *config, stderr io.Writer) *progressLine {
 }
 
 // options returns the scan options that report to the line.
-func (p *progressLine) options(c *config) ttl.ScanOptions {
-	o := ttl.ScanOptions{Workers: c.workers, Sample: c.sample}
+func (p *progressLine) options(c *config) scan.Options {
+	o := scan.Options{Workers: c.workers, Sample: c.sample}
 	if p == nil {
 		return o
 	}
@@ -53,7 +53,7 @@ func (p *progressLine) options(c *config) ttl.ScanOptions {
 }
 
 // report prints p's progress, as often as the line allows.
-func (p *progressLine) report(pr ttl.Progress) {
+func (p *progressLine) report(pr scan.Progress) {
 	p.last, p.pending = pr, true
 	switch {
 	case p.terminal:

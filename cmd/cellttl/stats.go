@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/audit"
 )
 
 var statsCommand = &command{
@@ -55,20 +55,16 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	audit, err := ttl.AuditTable(ctx, admin, c.table, client.Open(c.table), strategies, ttl.AuditOptions{
+	report, err := audit.Table(ctx, admin, c.table, client.Open(c.table), strategies, audit.Options{
 		Values: c.values,
 		Scan:   progress.options(c),
 	})
 	progress.end()
-	if audit == nil {
+	if report == nil {
 		return fail(stderr, "stats", err)
 	}
-	if c.format.json {
-		if err := printJSON(stdout, audit); err != nil {
-			return fail(stderr, "stats", err)
-		}
-	} else {
-		fmt.Fprint(stdout, audit)
+	if code := printReport(c, stdout, stderr, "stats", report, renderAudit); code != exitOK {
+		return code
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cellttl stats: %v\n", err)

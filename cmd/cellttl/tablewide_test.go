@@ -169,48 +169,46 @@ func ensureArgs(extra ...string) []string {
 	return append(with("ensure", "-family", "sess=onesecond", "-family", "clicks=default:48h"), extra...)
 }
 
-// audit is the part of stats -format json the tests read.
-type audit struct {
-	Complete, Estimate bool
-	Families           []struct {
+// readJSON is the part of a report's "read" (scan.Stats) the tests read.
+type readJSON struct {
+	Reads, Shards, Sampled int
+	ShardsRead             int `json:"shards_read"`
+	CellsSeen              int `json:"cells_seen"`
+	Complete, Estimate     bool
+}
+
+// auditJSON is the part of stats -format json the tests read.
+type auditJSON struct {
+	Families []struct {
 		Family, Strategy, Policy              string
 		Live, Expired, Forever, Uncollectable struct{ Cells, Bytes int64 }
 	}
-	Scan struct {
-		Reads, Shards, Sampled int
-		ShardsRead             int `json:"shards_read"`
-		CellsSeen              int `json:"cells_seen"`
-	}
+	Read readJSON
 }
 
 // decodeAudit decodes stats -format json: the whole of stdout.
-func decodeAudit(t *testing.T, stdout string) audit {
+func decodeAudit(t *testing.T, stdout string) auditJSON {
 	t.Helper()
-	var a audit
+	var a auditJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &a), stdout)
 	require.Len(t, a.Families, 3)
 	return a
 }
 
-// plan is the part of ensure -format json the tests read.
-type plan struct {
-	State    string
+// planJSON is the part of ensure -format json the tests read.
+type planJSON struct {
 	DryRun   bool `json:"dry_run"`
-	Decided  bool
 	Families []struct {
 		Family, Found, Want, Action string
 		RowsLost                    int `json:"rows_lost"`
-		Done                        bool
+		Refused, Done               bool
 	}
-	Scan struct {
-		Shards, Sampled int
-		ShardsRead      int `json:"shards_read"`
-	}
+	Read readJSON
 }
 
-func decodePlan(t *testing.T, stdout string) plan {
+func decodePlan(t *testing.T, stdout string) planJSON {
 	t.Helper()
-	var p plan
+	var p planJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &p), stdout)
 	require.Len(t, p.Families, 2)
 	return p
@@ -238,8 +236,8 @@ sess    OneSecond()                 never   6 cells (120 B)   4 cells (80 B)   0
 	stdout, stderr, code = cellttl(statsArgs("-format", "json")...)
 	require.Equal(t, exitOK, code, stderr)
 	a := decodeAudit(t, stdout)
-	assert.True(t, a.Complete)
-	assert.False(t, a.Estimate)
+	assert.True(t, a.Read.Complete)
+	assert.False(t, a.Read.Estimate)
 	clicks, meta, sess := a.Families[0], a.Families[1], a.Families[2]
 	assert.Equal(t, []string{"clicks", "meta", "sess"}, []string{clicks.Family, meta.Family, sess.Family})
 	assert.Equal(t, "OneSecond()", sess.Strategy)
@@ -250,9 +248,9 @@ sess    OneSecond()                 never   6 cells (120 B)   4 cells (80 B)   0
 	assert.Equal(t, int64(0), clicks.Expired.Cells)
 	assert.Equal(t, int64(1), meta.Forever.Cells)
 	assert.Equal(t, int64(180), clicks.Live.Bytes)
-	assert.Equal(t, 5, a.Scan.Shards)
-	assert.Equal(t, 5, a.Scan.ShardsRead)
-	assert.Equal(t, 21, a.Scan.CellsSeen)
+	assert.Equal(t, 5, a.Read.Shards)
+	assert.Equal(t, 5, a.Read.ShardsRead)
+	assert.Equal(t, 21, a.Read.CellsSeen)
 }
 
 // TestJSONOutput checks check's and ensure's -format json: the whole of
@@ -265,41 +263,49 @@ func TestJSONOutput(t *testing.T) {
 	stdout, stderr, code := cellttl(with("check", "-family", "clicks=default:2d", "-family", "sess=onesecond", "-family", "gone=seqnum:1", "-format", "json")...)
 	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stderr, "2 of 3 families do not match their strategies")
+	type status struct {
+		Family, Strategy, Found, Want string
+		Exists, Matches               bool
+	}
 	var check struct {
 		Table    string
-		Families []struct{ Family, Strategy, Found, Want, Status string }
+		Families []status
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &check), stdout)
 	assert.Equal(t, "t", check.Table)
 	require.Len(t, check.Families, 3)
-	assert.Equal(t, struct{ Family, Strategy, Found, Want, Status string }{"clicks", "DefaultExpiration(48h0m0s)", "maxage=2d", "maxage=2d", "ok"}, check.Families[0])
-	assert.Equal(t, struct{ Family, Strategy, Found, Want, Status string }{"gone", "SequenceNumbers(1)", "missing", "maxversions=1", "missing"}, check.Families[1])
-	assert.Equal(t, struct{ Family, Strategy, Found, Want, Status string }{"sess", "OneSecond()", "never", "maxage=1s", "mismatch"}, check.Families[2])
-	assert.NotContains(t, stdout, `"move"`, "no family is in a move")
+	assert.Equal(t, status{"clicks", "DefaultExpiration(48h0m0s)", "maxage=2d", "maxage=2d", true, true}, check.Families[0])
+	assert.Equal(t, status{"gone", "SequenceNumbers(1)", "missing", "maxversions=1", false, false}, check.Families[1])
+	assert.Equal(t, status{"sess", "OneSecond()", "never", "maxage=1s", true, false}, check.Families[2])
+	assert.NotContains(t, stdout, `"finished"`, "no family is in a move")
 
 	// ensure refuses sess's change: the plan as JSON, exit 3.
 	stdout, stderr, code = cellttl(ensureArgs("-format", "json")...)
 	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stderr, "refused, nothing changed")
 	p := decodePlan(t, stdout)
-	assert.True(t, p.Decided)
+	assert.True(t, p.Read.Complete, "the scan decided")
 	assert.True(t, p.DryRun)
-	assert.Equal(t, "dry run, nothing changed; 1 change would be refused", p.State)
 	assert.Equal(t, "keep", p.Families[0].Action)
-	assert.Equal(t, "refused", p.Families[1].Action)
+	assert.Equal(t, "change", p.Families[1].Action)
+	assert.True(t, p.Families[1].Refused)
 	assert.Equal(t, 4, p.Families[1].RowsLost, "the rows r6…r9 hold expired tokens")
-	assert.Equal(t, 5, p.Scan.ShardsRead)
+	assert.Equal(t, 5, p.Read.ShardsRead)
 
 	// A change made: JSON still, without the text's hints.
 	stdout, stderr, code = cellttl(with("ensure", "-family", "clicks=default:30d", "-apply", "-format", "json")...)
 	require.Equal(t, exitOK, code, stderr)
 	var made struct {
-		State    string
-		Families []struct{ Action string }
+		DryRun   bool `json:"dry_run"`
+		Families []struct {
+			Action string
+			Done   bool
+		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &made), stdout)
-	assert.Equal(t, "1 change made", made.State)
-	assert.Equal(t, "changed", made.Families[0].Action)
+	assert.False(t, made.DryRun)
+	assert.Equal(t, "change", made.Families[0].Action)
+	assert.True(t, made.Families[0].Done)
 	assert.Equal(t, "age() > 30d", policies(t, w.e.Admin)["clicks"])
 }
 
@@ -321,9 +327,9 @@ func TestSample(t *testing.T) {
 	stdout, stderr, code = cellttl(statsArgs("-sample", "0.4", "-format", "json")...)
 	require.Equal(t, exitOK, code, stderr)
 	a := decodeAudit(t, stdout)
-	assert.True(t, a.Estimate)
-	assert.False(t, a.Complete)
-	assert.Equal(t, 2, a.Scan.Sampled)
+	assert.True(t, a.Read.Estimate)
+	assert.False(t, a.Read.Complete)
+	assert.Equal(t, 2, a.Read.Sampled)
 	assert.Equal(t, int64(5), a.Families[2].Live.Cells, "scaled ×2.5")
 
 	stdout, stderr, code = cellttl(ensureArgs("-sample", "0.4")...)
@@ -337,9 +343,12 @@ func TestSample(t *testing.T) {
 	stdout, stderr, code = cellttl(ensureArgs("-sample", "0.4", "-format", "json")...)
 	require.Equal(t, exitOK, code, stderr)
 	p := decodePlan(t, stdout)
-	assert.False(t, p.Decided)
-	assert.Equal(t, 2, p.Scan.Sampled)
-	assert.Equal(t, "change, loses data (estimate)", p.Families[1].Action)
+	assert.False(t, p.Read.Complete, "an estimate decides nothing")
+	assert.True(t, p.Read.Estimate)
+	assert.Equal(t, 2, p.Read.Sampled)
+	assert.Equal(t, "change", p.Families[1].Action)
+	assert.Equal(t, 5, p.Families[1].RowsLost, "estimated ×2.5")
+	assert.False(t, p.Families[1].Refused, "an estimate refuses nothing")
 
 	_, stderr, code = cellttl(ensureArgs("-sample", "0.4", "-apply")...)
 	assert.Equal(t, exitUsage, code)
@@ -427,9 +436,9 @@ func TestScanCutShort(t *testing.T) {
 	stdout, _, code = cellttl(statsArgs("-timeout", "500ms", "-format", "json")...)
 	assert.Equal(t, exitFailed, code)
 	a := decodeAudit(t, stdout)
-	assert.False(t, a.Complete)
-	assert.False(t, a.Estimate)
-	assert.Equal(t, 4, a.Scan.ShardsRead)
+	assert.False(t, a.Read.Complete)
+	assert.False(t, a.Read.Estimate)
+	assert.Equal(t, 4, a.Read.ShardsRead)
 	assert.Equal(t, int64(2), a.Families[2].Expired.Cells)
 
 	// ensure, even with -apply: nothing decided, nothing changed.
@@ -447,11 +456,11 @@ func TestScanCutShort(t *testing.T) {
 	stdout, _, code = cellttl(ensureArgs("-timeout", "500ms", "-format", "json")...)
 	assert.Equal(t, exitFailed, code)
 	p := decodePlan(t, stdout)
-	assert.False(t, p.Decided)
-	assert.Contains(t, p.State, "nothing decided")
-	assert.Equal(t, 4, p.Scan.ShardsRead)
+	assert.False(t, p.Read.Complete, "nothing decided")
+	assert.False(t, p.Read.Estimate)
+	assert.Equal(t, 4, p.Read.ShardsRead)
 	for _, f := range p.Families {
-		assert.Equal(t, "undecided", f.Action, f.Family)
+		assert.False(t, f.Refused, f.Family)
 		assert.False(t, f.Done, f.Family)
 	}
 }

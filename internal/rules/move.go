@@ -132,8 +132,11 @@ func (m Move) EndsBy() (time.Time, bool) {
 	case !old.Until.IsZero():
 		return old.Until.Add(m.Skew), true
 	case old.Kind == ByTime:
-		// Every old cell is stamped before the boundary.
-		last, _ := old.Time.Expiry(old.Span.Hi - 1000)
+		// Every old cell was written before Start and stamped before it:
+		// below the boundary, Start, in a move between time rules; at its
+		// real write time in a move to sequence numbers, whose old side
+		// has no end.
+		last, _ := old.Time.Expiry(bigtable.Time(m.Start) - 1000)
 		return last.Add(time.Millisecond + m.Skew).In(m.Start.Location()), true
 	}
 	return time.Time{}, false

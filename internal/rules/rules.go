@@ -150,5 +150,8 @@ func (r Range) Filter() bigtable.Filter {
 // the cells stamped exactly ts, whatever their microseconds would be. The
 // last millisecond has no end.
 func Millisecond(ts bigtable.Timestamp) Range {
-	return Range{Lo: ts, Hi: ts + 1000, Open: ts > MaxTimestamp-1000}
+	if ts > MaxTimestamp-1000 {
+		return Range{Lo: ts, Open: true}
+	}
+	return Range{Lo: ts, Hi: ts + 1000}
 }

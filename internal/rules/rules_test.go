@@ -31,7 +31,8 @@ func TestFloorMillis(t *testing.T) {
 
 func unix(sec, nsec int64) time.Time { return time.Unix(sec, nsec) }
 
-// TestGCRules checks what the data-loss rules read from a current policy.
+// TestGCRules checks what the data-loss rules read from a current policy:
+// the shortest age and the fewest versions a rule deletes by on its own.
 func TestGCRules(t *testing.T) {
 	union := bigtable.UnionPolicy(bigtable.MaxAgePolicy(72*time.Hour), bigtable.MaxVersionsPolicy(5),
 		bigtable.UnionPolicy(bigtable.MaxAgePolicy(48*time.Hour), bigtable.MaxVersionsPolicy(2)))
@@ -39,18 +40,25 @@ func TestGCRules(t *testing.T) {
 	for _, tt := range []struct {
 		p        bigtable.GCPolicy
 		age      time.Duration
+		aged     bool
 		versions int
+		limited  bool
 	}{
-		{bigtable.NoGcPolicy(), 0, 0},
-		{bigtable.MaxAgePolicy(time.Hour), time.Hour, 0},
-		{bigtable.MaxVersionsPolicy(3), 0, 3},
-		{union, 48 * time.Hour, 2},
-		{inter, 0, 0}, // needs both rules: neither deletes on its own
+		{nil, 0, false, 0, false},
+		{bigtable.NoGcPolicy(), 0, false, 0, false},
+		{bigtable.MaxAgePolicy(time.Hour), time.Hour, true, 0, false},
+		{bigtable.MaxVersionsPolicy(3), 0, false, 3, true},
+		{union, 48 * time.Hour, true, 2, true},
+		{bigtable.UnionPolicy(bigtable.MaxVersionsPolicy(4), inter), 0, false, 4, true},
+		{bigtable.UnionPolicy(bigtable.MaxAgePolicy(time.Hour), inter), time.Hour, true, 0, false},
+		{inter, 0, false, 0, false}, // needs both rules: neither deletes on its own
+		{bigtable.UnionPolicy(), 0, false, 0, false},
 	} {
-		age, _ := GCAge(tt.p)
-		versions, _ := GCVersions(tt.p)
-		if age != tt.age || versions != tt.versions {
-			t.Errorf("gcAge, GCVersions(%v) = %v, %d want %v, %d", tt.p, age, versions, tt.age, tt.versions)
+		age, aged := GCAge(tt.p)
+		versions, limited := GCVersions(tt.p)
+		if age != tt.age || aged != tt.aged || versions != tt.versions || limited != tt.limited {
+			t.Errorf("GCAge, GCVersions(%v) = %v, %v, %d, %v want %v, %v, %d, %v",
+				tt.p, age, aged, versions, limited, tt.age, tt.aged, tt.versions, tt.limited)
 		}
 	}
 }

@@ -9,6 +9,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -88,4 +89,54 @@ func ParseOld(spec string) (ttl.Lifetime, error) {
 		return ttl.Until(t), nil
 	}
 	return ttl.Default, errors.New("want default, for:DURATION, until:TIME or forever")
+}
+
+// Families is the value of a repeated -family NAME=SPEC flag, as the
+// cellttl command and the Beam commands take it: each family with its
+// strategy, and the spec as given.
+type Families struct {
+	Strategies map[string]ttl.Strategy
+	Specs      map[string]string // NAME → SPEC as given
+}
+
+// String returns the families as NAME=SPEC, sorted, joined with commas.
+func (f *Families) String() string {
+	if f == nil {
+		return ""
+	}
+	names := f.Names()
+	for i, n := range names {
+		names[i] = n + "=" + f.Specs[n]
+	}
+	return strings.Join(names, ",")
+}
+
+// Names returns the family names, sorted.
+func (f *Families) Names() []string {
+	names := make([]string, 0, len(f.Specs))
+	for n := range f.Specs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Set adds one NAME=SPEC, refusing a family given twice.
+func (f *Families) Set(v string) error {
+	name, given, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return errors.New("want NAME=onesecond, NAME=default:DURATION or NAME=seqnum:VERSIONS")
+	}
+	if _, dup := f.Specs[name]; dup {
+		return fmt.Errorf("family %q given twice", name)
+	}
+	s, err := Parse(given)
+	if err != nil {
+		return fmt.Errorf("family %q: %v", name, err)
+	}
+	if f.Strategies == nil {
+		f.Strategies, f.Specs = map[string]ttl.Strategy{}, map[string]string{}
+	}
+	f.Strategies[name], f.Specs[name] = s, given
+	return nil
 }

@@ -11,6 +11,9 @@ import (
 // DefaultExpiration(48h), with Default, a shorter and a longer lifetime:
 // each is stamped 48h before its expiry, so that GC's MaxAge(48h), which
 // counts from the timestamp, comes due exactly when the cell expires.
+//
+// It is long on purpose: one figure drawn top to bottom on one canvas, so
+// that the coordinates a reader checks against the picture stay together.
 func defaultFigure() ([]byte, error) {
 	s, written := defaultWrites.strategy, defaultWrites.written
 	cells, err := defaultWrites.cells()

@@ -8,6 +8,9 @@ import (
 // oneSecondFigure draws one cell written at 10:00 with For(30m) under
 // OneSecond: the timestamp is the expiry itself, reads stop at it, and GC
 // may remove the cell one second later; a zoom shows that second.
+//
+// It is long on purpose: one figure drawn top to bottom on one canvas, so
+// that the coordinates a reader checks against the picture stay together.
 func oneSecondFigure() ([]byte, error) {
 	s := oneSecondWrite.strategy
 	cells, err := oneSecondWrite.cells()

@@ -9,6 +9,9 @@ import (
 // SequenceNumbers(3), written at irregular moments of a week: each is
 // stored at its number in milliseconds after the Unix epoch, whenever it
 // was written, and reads return the newest three.
+//
+// It is long on purpose: one figure drawn top to bottom on one canvas, so
+// that the coordinates a reader checks against the picture stay together.
 func seqnumFigure() ([]byte, error) {
 	s := seqnumStrategy
 	vs, keep, err := versions(s, seqnumWritten)

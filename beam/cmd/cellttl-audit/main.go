@@ -9,16 +9,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/cellttl/ttl/beam/cmd/internal/launch"
 	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/internal/spec"
 )
 
 // The flags every command takes (-instance, -table, -output, -now ...)
@@ -28,32 +27,9 @@ var (
 	values = flag.Bool("values", false, "read values too, so that bytes include them")
 )
 
-// familiesFlag collects -family NAME=SPEC; the pipeline parses the specs.
-type familiesFlag map[string]string
-
-func (f familiesFlag) String() string {
-	parts := make([]string, 0, len(f))
-	for name, spec := range f {
-		parts = append(parts, name+"="+spec)
-	}
-	return strings.Join(parts, ",")
-}
-
-func (f familiesFlag) Set(v string) error {
-	name, spec, ok := strings.Cut(v, "=")
-	switch {
-	case !ok || name == "":
-		return errors.New("want NAME=onesecond, NAME=default:DURATION or NAME=seqnum:VERSIONS")
-	case f[name] != "":
-		return fmt.Errorf("family %q given twice", name)
-	}
-	f[name] = spec
-	return nil
-}
-
 func main() {
-	families := familiesFlag{}
-	flag.Var(families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
+	var families spec.Families
+	flag.Var(&families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
 		"default:DURATION (48h, 90m, 30d) or seqnum:VERSIONS; repeat for each family")
 	flag.Parse()
 	// On a worker, Init runs the worker and never returns: the checks
@@ -64,7 +40,7 @@ func main() {
 	if err != nil {
 		cmd.UsageError(err)
 	}
-	cfg := pipeline.AuditConfig{Table: table, Families: families, Now: now, Values: *values}
+	cfg := pipeline.AuditConfig{Table: table, Families: families.Specs, Now: now, Values: *values}
 	if cmd.Run(context.Background(), func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
 		return pipeline.Audit(ctx, s, cfg)
 	}) {

@@ -21,18 +21,20 @@ import (
 	"github.com/cellttl/ttl/beam/cmd/internal/launch"
 	"github.com/cellttl/ttl/beam/pipeline"
 	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // The flags every command takes (-instance, -table, -output, -now ...)
 // are launch's; the move's are cellttl move's.
 var (
-	cmd    = launch.New("cellttl-move-rewrite", usage, "the rewrite's counts")
-	family = struct{ name, to string }{}
-	from   string
-	start  time.Time
-	old    = "default"
-	skew   = flag.Duration("skew", 0, "the most two processes' clocks `differ`")
-	dryRun = flag.Bool("dry-run", false, "count what the rewrite would do, and change nothing")
+	cmd       = launch.New("cellttl-move-rewrite", usage, "the rewrite's counts")
+	family    = struct{ name, to string }{}
+	from      string
+	start     time.Time
+	startFlag string // -start as given
+	old       = "default"
+	skew      = flag.Duration("skew", 0, "the most two processes' clocks differ by, a `DURATION`")
+	dryRun    = flag.Bool("dry-run", false, "count what the rewrite would do, and change nothing")
 )
 
 func init() {
@@ -61,7 +63,7 @@ func init() {
 		if err != nil {
 			return errors.New("want a time such as 2030-04-30T09:00:00Z")
 		}
-		start = t
+		start, startFlag = t, v
 		return nil
 	})
 	flag.Func("old", "what the cells written before the start live by (`RULE`): default (their\n"+
@@ -79,7 +81,7 @@ func main() {
 	beam.Init()
 
 	table, now, err := cmd.Table(launch.Required{Flag: "family", Value: family.name},
-		launch.Required{Flag: "from", Value: from}, launch.Required{Flag: "start", Value: formatTime(start)})
+		launch.Required{Flag: "from", Value: from}, launch.Required{Flag: "start", Value: startFlag})
 	if err != nil {
 		cmd.UsageError(err)
 	}
@@ -97,7 +99,7 @@ func main() {
 	}
 	report(&r)
 	if !r.Complete() {
-		cmd.Fail(fmt.Errorf("read %d of %d shards", r.Scan.ShardsRead, r.Scan.Shards))
+		cmd.Fail(fmt.Errorf("read %d of %d shards", r.Read.ShardsRead, r.Read.Shards))
 	}
 }
 
@@ -107,20 +109,14 @@ func report(r *pipeline.RewriteResult) {
 	if r.DryRun {
 		verb = "would rewrite"
 	}
-	fmt.Printf("table %q family %q, %s at %s: %s %d old cells in the new encoding; %d left (changed meanwhile, or below a newer cell); %d already expired\n",
-		r.Table, r.Family, r.Move, formatTime(r.Now), verb, r.Rewritten, r.Kept, r.Expired)
+	fmt.Printf("table %q family %q, %s at %s: %s %s in the new encoding; %s left (changed meanwhile, or below a newer cell); %s already expired\n",
+		r.Table, r.Family, r.Move, text.Time(r.Now), verb, text.Plural(int(r.Rewritten), "old cell", "old cells"),
+		text.Plural(int(r.Kept), "cell", "cells"), text.Plural(int(r.Expired), "cell", "cells"))
 	if r.DryRun {
 		fmt.Println("dry run: nothing changed; run again without -dry-run")
 		return
 	}
 	fmt.Println("if the runner retried a shard, these counts may be low; `cellttl move status` counts the old cells left")
-}
-
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
 }
 
 const usage = `usage: cellttl-move-rewrite -project P -instance I -table T -family NAME=SPEC -from SPEC|none

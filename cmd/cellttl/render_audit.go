@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cellttl/ttl/audit"
+	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/scan"
+)
+
+// How stats prints an audit.Report: one family a line with its live,
+// expired, never-expiring and uncollectable cells and their bytes, then
+// for each family when its live cells expire and its expired ones become
+// collectable, and what the scan read.
+func renderAudit(w io.Writer, a *audit.Report) {
+	fmt.Fprintf(w, "table %q at %s: %s\n", a.Table, text.Time(a.Now), auditState(a))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAMILY\tSTRATEGY\tPOLICY\tLIVE\tEXPIRED, STORED\tNEVER EXPIRE\tUNCOLLECTABLE")
+	for _, f := range a.Families {
+		strategy := f.Strategy
+		if strategy == "" {
+			strategy = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Family, strategy, f.Policy,
+			auditCount(a, f.Live), auditCount(a, f.Expired), auditCount(a, f.Forever), auditCount(a, f.Uncollectable))
+	}
+	tw.Flush()
+	for _, f := range a.Families {
+		if s := histogram(a, f.Expiring); s != "" {
+			fmt.Fprintf(w, "  %s: live cells expire %s\n", f.Family, s)
+		}
+		if s := histogram(a, f.Collectable); s != "" {
+			fmt.Fprintf(w, "  %s: expired cells are collectable %s\n", f.Family, s)
+		}
+	}
+	if a.Read.Reads > 0 {
+		fmt.Fprintf(w, "  scan: %s\n", describeRead(a.Read))
+	}
+}
+
+// auditState sums the audit up for its first line.
+func auditState(a *audit.Report) string {
+	bytes := "bytes without values (stripped on the server)"
+	if a.Values {
+		bytes = "bytes with values"
+	}
+	switch {
+	case a.Read.Stopped():
+		return fmt.Sprintf("the scan stopped after %d of %d shards: the counts below are partial; %s", a.Read.ShardsRead, a.Read.Planned(), bytes)
+	case a.Read.Estimate():
+		return fmt.Sprintf("estimates from a sample of %d of %d shards; %s", a.Read.Sampled, a.Read.Shards, bytes)
+	}
+	return "every shard read; " + bytes
+}
+
+// auditCount prints a count of cells and bytes, marked as an estimate or
+// a lower bound when the scan was not complete.
+func auditCount(a *audit.Report, c scan.Count) string {
+	if c.Cells == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%s%s (%s)", bound(a.Read), text.Plural(int(c.Cells), "cell", "cells"), text.Bytes(c.Bytes))
+}
+
+// histogram prints the non-empty buckets of h, or "" when all are empty.
+func histogram(a *audit.Report, h []audit.Bucket) string {
+	var parts []string
+	for _, bk := range h {
+		if bk.Cells == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", bucketLabel(a.Now, bk), auditCount(a, bk.Count)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// bucketLabel names a bucket of a histogram by its edges, relative to the
+// audit's now: "more than 30d ago", "1h to 1d ago", "within 1h",
+// "in 7d to 30d", "in more than 1y".
+func bucketLabel(now time.Time, b audit.Bucket) string {
+	from, until := b.From.Sub(now), b.Until.Sub(now)
+	switch {
+	case b.From.IsZero():
+		return "more than " + formatSpan(-until) + " ago"
+	case b.Until.IsZero():
+		return "in more than " + formatSpan(from)
+	case until <= 0:
+		if until == 0 {
+			return "less than " + formatSpan(-from) + " ago"
+		}
+		return formatSpan(-until) + " to " + formatSpan(-from) + " ago"
+	case from == 0:
+		return "within " + formatSpan(until)
+	}
+	return "in " + formatSpan(from) + " to " + formatSpan(until)
+}
+
+// formatSpan prints a histogram edge: 1h, 1d, 7d, 30d, 1y.
+func formatSpan(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d >= 365*day && d%(365*day) == 0:
+		return fmt.Sprintf("%dy", d/(365*day))
+	case d >= day && d%day == 0:
+		return fmt.Sprintf("%dd", d/day)
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
+}

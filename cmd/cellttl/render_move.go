@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/scan"
+)
+
+// How the move commands print a move.Report: the move, the family's
+// policies, the cells on each side, when the move can end, what was done
+// and what blocks the next step.
+func renderMove(w io.Writer, r *move.Report) {
+	state := "not started"
+	switch {
+	case r.Found == r.Final && r.Final != r.Window:
+		state = "finished"
+	case r.Started:
+		state = "started"
+	}
+	fmt.Fprintf(w, "family %q of table %q at %s: %s\n", r.Family, r.Table, text.Time(r.Now), state)
+	fmt.Fprintf(w, "  %s\n", r.Move)
+	fmt.Fprintf(w, "  GC policy: %s now, %s during the move, %s after it\n", r.Found, r.Window, r.Final)
+	fmt.Fprintf(w, "  boundary: %s (%d µs)\n", text.Time(r.Boundary.Time()), r.Boundary)
+	ends := "never by time: the old cells must be rewritten"
+	if !r.EndsBy.IsZero() {
+		ends = text.Time(r.EndsBy) + ", the skew included"
+	}
+	fmt.Fprintf(w, "  the old cells' rule ends: %s\n", ends)
+	if r.Counted {
+		mark := ""
+		if r.Read.Stopped() {
+			mark = "≥"
+		}
+		count := func(c scan.Count) string {
+			return fmt.Sprintf("%s%s (%s)", mark, text.Plural(int(c.Cells), "cell", "cells"), text.Bytes(c.Bytes))
+		}
+		fmt.Fprintf(w, "  old cells: %s live, %s expired; %s never expire", count(r.OldLive), count(r.OldExpired), count(r.OldNeverExpire))
+		if !r.LastExpiry.IsZero() {
+			fmt.Fprintf(w, "; the last expires at %s", text.Time(r.LastExpiry))
+		}
+		fmt.Fprintf(w, "\n  new cells: %s\n", count(r.New))
+		if r.Misplaced.Cells > 0 {
+			fmt.Fprintf(w, "  misplaced: %s stamped at or above the boundary, which the new rule would misread\n", count(r.Misplaced))
+		}
+	}
+	if r.Rewritten > 0 || r.Kept > 0 {
+		fmt.Fprintf(w, "  rewritten: %s; kept: %s\n", text.Plural(int(r.Rewritten), "cell", "cells"), text.Plural(int(r.Kept), "cell", "cells"))
+	}
+	verb := "done"
+	if r.DryRun {
+		verb = "to do"
+	}
+	for _, a := range r.Actions {
+		fmt.Fprintf(w, "  %s: %s\n", verb, a)
+	}
+	for _, x := range r.Blockers {
+		fmt.Fprintf(w, "  blocked: %s\n", x)
+	}
+	if r.Read.Reads > 0 {
+		fmt.Fprintf(w, "  scan: %s\n", describeRead(r.Read))
+	}
+}

@@ -1,0 +1,119 @@
+// Package move carries a family that holds data from one strategy to
+// another, online, with readers and writers running: the steps of a
+// ttl.Move, bound once to the family they move.
+//
+//	f, err := move.New(admin, client.Open("sessions"), "sessions", "sess", m, move.Options{})
+//	report, err := f.Plan(ctx)    // what the move will do, and what blocks each step
+//	report, err = f.Start(ctx)    // before m.Start: the move's GC policy
+//	report, err = f.Rewrite(ctx)  // after it: the old cells in the new encoding, now
+//	report, err = f.Finish(ctx)   // once no old cell is live: the new strategy's policy
+//
+// Every step reads the family first and reports what it found (a Report);
+// a step that changes the family is a dry run with Options.DryRun. A
+// checkpoint (Options.Checkpoint) records one step's work: give Start and
+// Rewrite each a checkpoint of its own, through a Family of its own.
+package move
+
+import (
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/scan"
+)
+
+// Options configures the steps. The zero value reads time.Now, makes the
+// changes, and refuses to finish while old cells are live.
+type Options struct {
+	// Now is the clock; it is read once per step. nil means time.Now.
+	Now func() time.Time
+
+	// DryRun makes Start, Rewrite and Finish report what they would do
+	// and change nothing.
+	DryRun bool
+
+	// AllowDataLoss lets Finish set the new policy while cells of the old
+	// rule are live: reads hide them from then on, and GC deletes them.
+	AllowDataLoss bool
+
+	// IgnoreWarnings passes bigtable.IgnoreWarnings() with every GC policy
+	// change, as a replicated table needs to relax its policy.
+	IgnoreWarnings bool
+
+	// Scan configures the scans: workers, progress. A move needs exact
+	// counts: a sample is refused.
+	Scan scan.Options
+
+	// Checkpoint records the progress of the changes Start and Rewrite
+	// make, so that an interrupted run given the same checkpoint resumes
+	// where it stopped and makes no change twice. Rewrite works without
+	// one (a new run reads the whole family again); Start needs one to
+	// rewrite the cells it must rewrite.
+	Checkpoint scan.Checkpoint
+}
+
+// A Family is one family of a table and the move it is in, with the
+// options of its steps: Plan, Start, Rewrite and Finish.
+type Family struct {
+	admin         *bigtable.AdminClient
+	data          bigtable.TableAPI
+	table, family string
+	m             ttl.Move
+	rule          rules.Move
+	opts          Options
+}
+
+// New returns the steps of moving family of table by m: admin reads and
+// sets the family's GC policy, data is the same table opened with a data
+// client (client.Open(table)). It checks the arguments and changes
+// nothing: a nil admin client or table is refused with
+// ttl.ErrNilArgument, a bad family name or an invalid move with
+// ttl.ErrInvalidStrategy, bad options (a sample among them) with
+// ttl.ErrInvalidOption.
+func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table, family string, m ttl.Move, opts Options) (*Family, error) {
+	if admin == nil || data == nil || rules.IsNilPointer(data) {
+		return nil, fmt.Errorf("%w: move.New: nil admin client or table", ttl.ErrNilArgument)
+	}
+	if err := rules.CheckFamilyName(family); err != nil {
+		return nil, fmt.Errorf("%w: move.New: %v", ttl.ErrInvalidStrategy, err)
+	}
+	r, err := rules.Of(m)
+	if err != nil {
+		return nil, fmt.Errorf("move.New: %w (family %q)", err, family)
+	}
+	if err := opts.Scan.Check(); err != nil {
+		return nil, fmt.Errorf("move.New: %w", err)
+	}
+	if opts.Scan.Sample > 0 {
+		return nil, fmt.Errorf("%w: move.New: a move needs exact counts, not a sample", ttl.ErrInvalidOption)
+	}
+	return &Family{admin: admin, data: data, table: table, family: family, m: m, rule: *r.Move, opts: opts}, nil
+}
+
+// Boundary returns the timestamp that separates a move's two encodings:
+// its Start for moves between time rules, 2000-01-01 for moves to or from
+// sequence numbers; 0 for an invalid move.
+func Boundary(m ttl.Move) bigtable.Timestamp {
+	r, err := rules.Of(m)
+	if err != nil {
+		return 0
+	}
+	_, _, b := r.Move.Sides()
+	return b
+}
+
+// EndsBy returns the instant from which no cell written before the move's
+// Start is live, its Skew included: the earliest the move can be finished
+// without rewriting them. It reports false when the old cells never
+// expire by time (or the move is invalid): the move then ends once they
+// are rewritten.
+func EndsBy(m ttl.Move) (time.Time, bool) {
+	r, err := rules.Of(m)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return r.Move.EndsBy()
+}

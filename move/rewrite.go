@@ -1,0 +1,203 @@
+package move
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/internal/text"
+)
+
+// Rewriting a move's old cells in the new encoding, cell by cell, each
+// only if it is still there unchanged: a writer always wins.
+
+// Counts count what rewriting cells did.
+type Counts struct {
+	// Rewritten counts the cells rewritten in the new encoding (in a dry
+	// run, those that would be).
+	Rewritten int64 `json:"rewritten"`
+	// Kept counts the cells left as they were: changed or deleted by a
+	// writer meanwhile, or kept below a newer cell of their column that
+	// the rewritten cell would outrank.
+	Kept int64 `json:"kept"`
+	// Expired counts the old cells already expired, left for GC.
+	Expired int64 `json:"expired"`
+}
+
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
+	c.Rewritten += o.Rewritten
+	c.Kept += o.Kept
+	c.Expired += o.Expired
+}
+
+// rewritable refuses a move whose old cells cannot be rewritten in the
+// new encoding: times to times only. Sequence numbers have no times, and
+// versions rewritten as times would collapse into one cell.
+func rewritable(m ttl.Move, r rules.Move) error {
+	if !r.Rewritable() {
+		return fmt.Errorf("%w: %v: cells cannot be rewritten between sequence numbers and times; the old cells stay readable by their rule until they expire",
+			ttl.ErrInvalidOption, m)
+	}
+	return nil
+}
+
+// Rewrite rewrites, after the move's Start, the cells of the family that
+// are live by the old rule in the new encoding, so that the move can end now rather
+// than when they expire: each keeps its value and expiry, and is rewritten
+// only if still there unchanged and without outranking a newer cell of its
+// column (see RewriteRow). The family is read shard by shard with
+// Options.Scan. With Options.Checkpoint, each batch of changes is recorded
+// before it is made and each shard's progress after: an interrupted run
+// given the same checkpoint resumes where it stopped, finds out which of
+// the recorded changes were made, makes the others, and counts each
+// exactly once. A cell rewritten is no longer an old cell, so nothing is
+// rewritten twice. With Options.DryRun it counts and writes nothing.
+//
+// Moves between sequence numbers and times cannot be rewritten: their old
+// cells stay readable by their rule.
+func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
+	r, err := f.report(ctx, "Rewrite")
+	if err != nil {
+		return r, err
+	}
+	if err := rewritable(f.m, f.rule); err != nil {
+		return r, fmt.Errorf("move.Family.Rewrite: %w", err)
+	}
+	if !r.Started {
+		return r, fmt.Errorf("%w: move.Family.Rewrite: the move starts at %s; until then the old encoding is still written", ttl.ErrInvalidOption, text.Time(f.m.Start))
+	}
+	old, new, _ := f.rule.Sides()
+	lagging := r.Now.Add(-f.m.Skew)
+	c := converter{data: f.data, family: f.family, dryRun: f.opts.DryRun, plan: func(row bigtable.Row) ([]conversion, int64) {
+		var out []conversion
+		var expired int64
+		for _, it := range row[f.family] {
+			switch to, ok := old.Restamp(new, it.Timestamp); {
+			case !old.Span.Contains(it.Timestamp):
+			case !old.LiveAt(it.Timestamp, 0, lagging):
+				expired++
+			case ok:
+				out = append(out, conversion{Row: row.Key(), Column: it.Column, From: it.Timestamp, To: to, value: it.Value})
+			default:
+				// Live, but its new timestamp would fall on the old side:
+				// kept where it is, as RewriteRow counts it.
+				out = append(out, conversion{Row: row.Key(), Column: it.Column, From: it.Timestamp, To: it.Timestamp})
+			}
+		}
+		return out, expired
+	}}
+	work := fmt.Sprintf("rewrite table %q family %q %v", f.table, f.family, f.m)
+	done, read, err := c.run(ctx, RewriteFilter(f.m, f.family), work, f.opts)
+	r.Rewritten, r.Kept, r.Read = done.Rewritten, done.Kept, read
+	verb := "rewrote"
+	if f.opts.DryRun {
+		verb = "would rewrite"
+	}
+	r.Actions = append(r.Actions, fmt.Sprintf("%s %s in the new encoding; %s left (changed meanwhile, or below a newer cell); %s already expired",
+		verb, text.Plural(int(done.Rewritten), "old cell", "old cells"), text.Plural(int(done.Kept), "cell", "cells"), text.Plural(int(done.Expired), "cell", "cells")))
+	switch {
+	case err != nil && read.Shards == 0:
+		// The journal was never opened: nothing was read or rewritten.
+		return r, fmt.Errorf("move.Family.Rewrite: table %q, family %q: %w", f.table, f.family, err)
+	case err != nil:
+		return r, fmt.Errorf("move: table %q, family %q: the rewrite stopped after %d of %d shards (resume it with the same checkpoint): %w",
+			f.table, f.family, read.ShardsRead, read.Planned(), err)
+	}
+	return r, nil
+}
+
+// RewriteFilter returns the filter to read a family's old cells with for
+// RewriteRow: the cells below or above the move's boundary that the old
+// rule reads, with their values. An invalid move's filter passes nothing.
+func RewriteFilter(m ttl.Move, family string) bigtable.Filter {
+	r, err := rules.Of(m)
+	if err != nil {
+		return bigtable.BlockAllFilter()
+	}
+	old, _, _ := r.Move.Sides()
+	return bigtable.ChainFilters(bigtable.ColumnRangeFilter(family, "", ""), old.Span.Filter())
+}
+
+// RewriteRow rewrites in the new encoding the cells of family in row, read
+// through tbl with RewriteFilter, that are live by the old rule of m for a
+// reader whose clock lags now by the move's Skew (as Finish judges): each
+// keeps its value and its expiry, and is rewritten only if it is still
+// there unchanged and no cell of its column stamped between its old and
+// new timestamps would be outranked (a newer value stays on top). With
+// dryRun it only counts. This is Rewrite's work for one row, for
+// pipelines that spread the rewrite over many machines.
+func RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family string, m ttl.Move, row bigtable.Row, now time.Time, dryRun bool) (Counts, error) {
+	r, err := rules.Of(m)
+	if err != nil {
+		return Counts{}, err
+	}
+	if err := rewritable(m, *r.Move); err != nil {
+		return Counts{}, err
+	}
+	var done Counts
+	old, new, _ := r.Move.Sides()
+	for _, it := range row[family] { // by column, newest first: a newer cell moves before an older one
+		if !old.Span.Contains(it.Timestamp) {
+			continue
+		}
+		if !old.LiveAt(it.Timestamp, 0, now.Add(-m.Skew)) {
+			done.Expired++
+			continue
+		}
+		to, ok := old.Restamp(new, it.Timestamp)
+		if !ok {
+			done.Kept++
+			continue
+		}
+		if dryRun {
+			done.Rewritten++
+			continue
+		}
+		_, qualifier := rules.SplitColumn(it.Column)
+		moved, err := moveCell(ctx, tbl, row.Key(), family, qualifier, it.Timestamp, to, it.Value)
+		if err != nil {
+			return done, err
+		}
+		if moved {
+			done.Rewritten++
+		} else {
+			done.Kept++
+		}
+	}
+	return done, nil
+}
+
+// moveCell rewrites the cell of family:column in row stamped ts, holding
+// value, at to instead, atomically and only if the cell is still there
+// unchanged and no other cell of its column is stamped between ts and to
+// (to included): a cell that would be outranked, or would outrank, stays
+// in its place. It reports whether the cell moved.
+func moveCell(ctx context.Context, tbl bigtable.TableAPI, row, family, column string, ts, to bigtable.Timestamp, value []byte) (bool, error) {
+	col := bigtable.ColumnRangeFilter(family, column, column+"\x00")
+	present := bigtable.ChainFilters(col, rules.Millisecond(ts).Filter(),
+		bigtable.ValueRangeFilter(value, append(append([]byte(nil), value...), 0)))
+	between := rules.Range{Lo: ts + 1000, Hi: to + 1000}
+	if to < ts {
+		between = rules.Range{Lo: to, Hi: ts}
+	}
+	if to+1000 < to { // the last millisecond: no end
+		between = rules.Range{Lo: between.Lo, Open: true}
+	}
+	pred := present
+	if !between.Empty() {
+		pred = bigtable.ConditionFilter(bigtable.ChainFilters(col, between.Filter()), bigtable.BlockAllFilter(), present)
+	}
+	m := bigtable.NewMutation()
+	m.DeleteTimestampRange(family, column, ts, ts+1000)
+	m.Set(family, column, to, value)
+	var moved bool
+	if err := tbl.Apply(ctx, row, bigtable.NewCondMutation(pred, m, nil), bigtable.GetCondMutationResult(&moved)); err != nil {
+		return false, fmt.Errorf("move: rewriting row %q, %s:%s at %d: %w", row, family, column, ts, err)
+	}
+	return moved, nil
+}

@@ -1,0 +1,172 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
+)
+
+// A Status is what Check found for one managed family: the GC policy the
+// family has and the one its strategy needs, spelled as Describe spells
+// them.
+type Status struct {
+	// Family is the family's name.
+	Family string `json:"family"`
+	// Strategy is the strategy given for it, as its String method prints
+	// it.
+	Strategy string `json:"strategy"`
+	// Found is the family's GC policy as the Bigtable client reports it:
+	// "never" when the family has none, "missing" when the family does
+	// not exist.
+	Found string `json:"found"`
+	// Want is the strategy's GCPolicy.
+	Want string `json:"want"`
+	// Finished is, for a family in a ttl.Move, the policy of the strategy
+	// it moves to, which the family has once the move is finished: it
+	// matches too. "" for any other strategy.
+	Finished string `json:"finished,omitempty"`
+	// Exists reports whether the family exists.
+	Exists bool `json:"exists"`
+	// Matches reports whether the family exists with exactly the policy
+	// its strategy needs (or, in a move, the policy it has once
+	// finished). Any other policy, stricter or looser, is a mismatch.
+	Matches bool `json:"matches"`
+}
+
+// newStatus returns the status of family, whose strategy is s, found
+// with policy p (nil: missing).
+func newStatus(family string, s ttl.Strategy, p bigtable.GCPolicy) Status {
+	st := Status{Family: family, Strategy: s.String(), Found: Describe(p), Want: Describe(s.GCPolicy())}
+	if m, ok := s.(ttl.Move); ok {
+		st.Finished = Describe(m.To.GCPolicy())
+	}
+	st.Exists = p != nil
+	st.Matches = st.Exists && (st.Found == st.Want || st.Finished != "" && st.Found == st.Finished)
+	return st
+}
+
+// String describes the status, such as
+// `family "clicks" (DefaultExpiration(48h0m0s)): found never, want maxage=2d`.
+func (s Status) String() string {
+	head := fmt.Sprintf("family %q (%s)", s.Family, s.Strategy)
+	switch {
+	case !s.Exists:
+		return fmt.Sprintf("%s: missing, want %s", head, s.Want)
+	case !s.Matches && s.Finished != "":
+		return fmt.Sprintf("%s: found %s, want %s (or %s once the move is finished)", head, s.Found, s.Want, s.Finished)
+	case !s.Matches:
+		return fmt.Sprintf("%s: found %s, want %s", head, s.Found, s.Want)
+	}
+	return fmt.Sprintf("%s: %s, as wanted", head, s.Found)
+}
+
+// Check reads the families of the table with admin and reports, for each
+// managed family (sorted by name), whether it exists and whether its GC
+// policy is exactly the one its strategy needs. It changes nothing.
+//
+// The error is nil when every family matches. Otherwise it wraps
+// ttl.ErrFamilyMismatch and lists every mismatch, with the policy found
+// and the policy wanted; a table that does not exist is reported the same
+// way, with every family missing. Other errors are Bigtable's, or
+// ttl.ErrNilArgument and ttl.ErrInvalidStrategy for arguments
+// ttl.NewTable would refuse.
+//
+// The client reports GC ages in whole seconds, so a DefaultExpiration
+// whose default is not a whole number of seconds cannot be checked: it is
+// refused with ttl.ErrInvalidStrategy. For the same reason, a policy set
+// by other means to a fraction of a second is seen rounded down (cbt's
+// maxage=1500ms as maxage=1s).
+func Check(ctx context.Context, admin *bigtable.AdminClient, table string, families map[string]ttl.Strategy) ([]Status, error) {
+	if ctx == nil || admin == nil {
+		return nil, fmt.Errorf("%w: policy.Check: nil context or admin client", ttl.ErrNilArgument)
+	}
+	names, managed, err := checkedFamilies(families)
+	if err != nil {
+		return nil, err
+	}
+	statuses, _, exists, err := readFamilies(ctx, admin, table, names, managed)
+	if err != nil {
+		return statuses, err
+	}
+	var bad []string
+	if !exists {
+		bad = append(bad, "the table does not exist")
+	}
+	for _, s := range statuses {
+		if !s.Matches {
+			bad = append(bad, s.String())
+		}
+	}
+	if len(bad) > 0 {
+		return statuses, fmt.Errorf("%w: table %q: %s", ttl.ErrFamilyMismatch, table, strings.Join(bad, "; "))
+	}
+	return statuses, nil
+}
+
+// checkedFamilies validates the managed families as ttl.NewTable does,
+// and returns their names sorted. A DefaultExpiration of a fraction of a
+// second is refused too: TableInfo reports ages in whole seconds.
+func checkedFamilies(families map[string]ttl.Strategy) ([]string, map[string]ttl.Strategy, error) {
+	managed, err := rules.CheckFamilies(families, ttl.ErrInvalidStrategy)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, 0, len(managed))
+	for name, own := range managed {
+		if age, ok := rules.GCAge(own.GCPolicy()); ok && age%time.Second != 0 {
+			return nil, nil, fmt.Errorf("%w: %v (family %q): the Bigtable client reports GC ages in whole seconds, so this policy cannot be checked; use a default of whole seconds",
+				ttl.ErrInvalidStrategy, own, name)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, managed, nil
+}
+
+// Policies reads the GC policy of every family of the table: the policy
+// as the client reports it, bigtable.NoGcPolicy() for a family without
+// one. A table that does not exist is reported by an error wrapping the
+// server's NotFound status, which Check and Ensure read as a table to
+// create; the audit and the move tools as an error.
+func Policies(ctx context.Context, admin *bigtable.AdminClient, table string) (map[string]bigtable.GCPolicy, error) {
+	info, err := admin.TableInfo(ctx, table)
+	if err != nil {
+		return nil, fmt.Errorf("policy: table %q: %w", table, err)
+	}
+	found := map[string]bigtable.GCPolicy{}
+	for _, f := range info.FamilyInfos {
+		found[f.Name] = f.FullGCPolicy
+		if found[f.Name] == nil {
+			found[f.Name] = bigtable.NoGcPolicy()
+		}
+	}
+	return found, nil
+}
+
+// readFamilies returns the status of each managed family, the policies
+// found, and false for a table that does not exist (every family is then
+// missing).
+func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string, names []string, managed map[string]ttl.Strategy) ([]Status, map[string]bigtable.GCPolicy, bool, error) {
+	found, err := Policies(ctx, admin, table)
+	exists := true
+	switch {
+	case status.Code(err) == codes.NotFound:
+		exists = false
+	case err != nil:
+		return nil, nil, false, err
+	}
+	statuses := make([]Status, len(names))
+	for i, name := range names {
+		statuses[i] = newStatus(name, managed[name], found[name])
+	}
+	return statuses, found, exists, nil
+}

@@ -1,0 +1,352 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/scan"
+)
+
+// Options are the options of Ensure. The zero value makes the changes,
+// refuses every one that would lose data, does not ignore Bigtable's
+// warnings, and reads time.Now.
+type Options struct {
+	// DryRun makes Ensure work out and return the plan, scans included,
+	// and change nothing.
+	DryRun bool
+
+	// AllowDataLoss lets Ensure make changes that would delete or hide
+	// existing cells. The plan still reports what they lose.
+	AllowDataLoss bool
+
+	// IgnoreWarnings passes bigtable.IgnoreWarnings() with every GC policy
+	// change. Bigtable refuses to relax the GC policy of a replicated table
+	// without it.
+	IgnoreWarnings bool
+
+	// Now is the clock that decides which cells are live; it is read once.
+	// nil means time.Now.
+	Now func() time.Time
+
+	// Scan configures the scan for data that changes would lose: its
+	// workers, its progress reports, and a sample of the table for a
+	// fast estimate. A sampled plan decides nothing: it needs DryRun.
+	Scan scan.Options
+}
+
+// A Plan is what Ensure found and what it did, or in a dry run would do:
+// for each managed family, whether it is kept, created or changed, what
+// the change would delete or hide, and whether it was refused.
+type Plan struct {
+	// Table is the table's name.
+	Table string `json:"table"`
+	// Now is the instant at which cells were judged live or expired.
+	Now time.Time `json:"now"`
+	// DryRun reports a plan made with Options.DryRun: nothing was
+	// changed.
+	DryRun bool `json:"dry_run"`
+	// CreateTable reports that the table does not exist: it is created
+	// with every family and its policy in one call.
+	CreateTable bool `json:"create_table"`
+	// Families has one entry per managed family, sorted by name.
+	Families []FamilyPlan `json:"families"`
+	// Read is what the scan for data loss read: one pass over the table
+	// for every family to change (none when no family that exists
+	// changes). A scan that is not Complete decided nothing: its counts
+	// are partial (it stopped early) or estimates (a sample).
+	Read scan.Stats `json:"read"`
+}
+
+// An Action is what a plan does to a family.
+type Action string
+
+// The actions of a plan.
+const (
+	Keep   Action = "keep"   // the family matches its strategy
+	Create Action = "create" // the family is missing
+	Change Action = "change" // the family's GC policy is changed
+)
+
+// A FamilyPlan is the plan for one family: keep it when it matches,
+// create it when it is missing, change its GC policy otherwise.
+//
+// Before a change, Ensure counts the rows whose cells the change would
+// delete or hide, by the data-loss rules (see Loss): cells the new
+// strategy reads as expired at once, live cells whose expiries a shorter
+// age moves earlier, sequence numbers under an age-based policy,
+// real-time timestamps or surplus versions under SequenceNumbers. A cell
+// counts unless the current policy already lets GC delete it by age.
+type FamilyPlan struct {
+	// Status is the family's policy as found and as wanted.
+	Status
+
+	// Action is what the plan does to the family.
+	Action Action `json:"action"`
+
+	// Rows is the number of rows holding cells that the change would
+	// delete or hide. Zero for a change that loses nothing, and for a
+	// family kept or created.
+	Rows int `json:"rows_lost"`
+
+	// Losses says which cells the change would delete or hide, and why:
+	// one entry for each kind of cell found, with the rows that hold it.
+	// A row can hold several kinds, so their rows may add up to more
+	// than Rows. Empty (never nil) when Rows is zero.
+	Losses []Loss `json:"losses"`
+
+	// Resurfaced is the number of rows holding cells that the current
+	// policy already lets GC delete by age, not collected yet, that the
+	// new strategy would read as live again (a longer default, or
+	// OneSecond's expiries read as DefaultExpiration's write times). It
+	// is reported, not refused: nothing is deleted or hidden.
+	Resurfaced int `json:"resurfaced_rows"`
+
+	// Refused reports a change that would lose data and was not allowed.
+	// When any change is refused, none is made.
+	Refused bool `json:"refused"`
+
+	// Done reports that the family was created or changed.
+	Done bool `json:"done"`
+}
+
+// String sums the plan up on one line, such as
+// `table "events": 1 family to change, 1 family kept (dry run)`.
+func (p *Plan) String() string {
+	var change, create, keep, refused, done int
+	for _, f := range p.Families {
+		switch {
+		case f.Refused:
+			refused++
+		case f.Done:
+			done++
+		case f.Action == Keep:
+			keep++
+		case f.Action == Create:
+			create++
+		default:
+			change++
+		}
+	}
+	parts := []string{}
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{create, "to create"}, {change, "to change"}, {refused, "refused"}, {done, "created or changed"}, {keep, "kept"}} {
+		if c.n > 0 {
+			parts = append(parts, text.Plural(c.n, "family", "families")+" "+c.what)
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no family")
+	}
+	s := fmt.Sprintf("table %q: %s", p.Table, strings.Join(parts, ", "))
+	if p.CreateTable {
+		created := "to create"
+		if done > 0 {
+			created = "created"
+		}
+		s = fmt.Sprintf("table %q (%s): %s", p.Table, created, strings.Join(parts, ", "))
+	}
+	switch {
+	case p.Read.Stopped():
+		s += " (the scan stopped: nothing decided)"
+	case p.Read.Estimate():
+		s += " (an estimate from a sample: nothing decided)"
+	case p.DryRun:
+		s += " (dry run)"
+	}
+	return s
+}
+
+// Ensure makes the GC policy of each managed family the one its strategy
+// needs: it creates the table if it does not exist (with every family, in
+// one call), creates missing families with their policy, and changes
+// mismatched policies. Families without a strategy are left alone.
+//
+// Before changing a family that exists, it scans the family through data,
+// the same table opened with a data client (client.Open(table)), for cells
+// the change would delete or hide (see FamilyPlan and Loss), such as:
+//
+//   - OneSecond on a family holding ordinary, past timestamps;
+//   - SequenceNumbers on a family holding real-time timestamps (from the
+//     year 2000 on), or an age-based policy on a family holding sequence
+//     numbers;
+//   - a shorter default on a DefaultExpiration family, or OneSecond on
+//     one: the cells that would expire at once, and the live cells whose
+//     expiries would move earlier by the difference.
+//
+// Such a change is refused unless opts.AllowDataLoss is set: then nothing
+// at all is changed, and the error wraps ttl.ErrDataLoss and names each
+// refused family and what it would lose. A family that exists but holds
+// no such cells is changed freely, and a change that relaxes GC (a longer
+// default, more versions) loses nothing; the plan reports the rows whose
+// expired cells it would bring back (FamilyPlan.Resurfaced). A family in
+// a ttl.Move is kept with the move's policy or, once finished, its new
+// strategy's; any other policy is changed to the move's, which loses no
+// cell either of its rules keeps live (the cells stamped on the wrong side
+// of its boundary are the move tools' to find and rewrite).
+//
+// With opts.DryRun nothing is changed; the plan and the error are what the
+// real run would return, except that nothing is marked done. The plan is
+// also returned with the errors of a scan or a change; after a failed
+// change, the families marked done were changed.
+//
+// The scan and the changes are not atomic: a cell written between them,
+// by a writer that does not follow the strategy, is not protected. GC
+// policies are compared as the client reports them (see Check).
+func Ensure(ctx context.Context, admin *bigtable.AdminClient, table string, data bigtable.TableAPI, families map[string]ttl.Strategy, opts Options) (*Plan, error) {
+	if ctx == nil || admin == nil || data == nil || rules.IsNilPointer(data) {
+		return nil, fmt.Errorf("%w: policy.Ensure: nil context, admin client or table", ttl.ErrNilArgument)
+	}
+	names, managed, err := checkedFamilies(families)
+	if err != nil {
+		return nil, err
+	}
+	if err := opts.Scan.Check(); err != nil {
+		return nil, fmt.Errorf("policy.Ensure: %w", err)
+	}
+	if opts.Scan.Sample > 0 && !opts.DryRun {
+		return nil, fmt.Errorf("%w: policy.Ensure: a sample (scan.Options.Sample) gives estimates, which cannot decide a change; use it with DryRun",
+			ttl.ErrInvalidOption)
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	plan := &Plan{Table: table, Now: now(), DryRun: opts.DryRun}
+	statuses, found, exists, err := readFamilies(ctx, admin, table, names, managed)
+	if err != nil {
+		return nil, err
+	}
+	plan.CreateTable = !exists
+	scans := plan.actions(statuses, managed, found)
+	if err := plan.count(ctx, data, scans, opts.Scan); err != nil || plan.Read.Sampled > 0 {
+		return plan, err
+	}
+	if err := plan.refuse(opts.AllowDataLoss); err != nil || opts.DryRun {
+		return plan, err
+	}
+	return plan, plan.apply(ctx, admin, managed, opts.IgnoreWarnings)
+}
+
+// actions sets each family's action, and returns the loss scans of the
+// families to change.
+func (p *Plan) actions(statuses []Status, managed map[string]ttl.Strategy, found map[string]bigtable.GCPolicy) lossScans {
+	p.Families = make([]FamilyPlan, len(statuses))
+	scans := lossScans{}
+	for i, st := range statuses {
+		f := &p.Families[i]
+		f.Status, f.Action, f.Losses = st, Change, []Loss{}
+		switch {
+		case st.Matches:
+			f.Action = Keep
+		case !st.Exists:
+			f.Action = Create
+		default:
+			scans[st.Family] = newLossScan(managed[st.Family], found[st.Family], p.Now)
+		}
+	}
+	return scans
+}
+
+// count runs the loss scans in one pass over data, and sets what each
+// family would lose. A scan that stops is an error: its counts are
+// partial.
+func (p *Plan) count(ctx context.Context, data bigtable.TableAPI, scans lossScans, o scan.Options) error {
+	tallies, read, err := scans.run(ctx, data, o)
+	p.Read = read
+	for i := range p.Families {
+		f := &p.Families[i]
+		if sc, changed := scans[f.Family]; changed {
+			t := tallies[f.Family]
+			f.Rows, f.Resurfaced = t.rows, t.kinds[kindBack]
+			f.Losses = append(f.Losses, sc.losses(t)...)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("policy: table %q: the scan for data loss stopped after %d of %d shards; its counts are partial and nothing was changed: %w",
+			p.Table, read.ShardsRead, read.Planned(), err)
+	}
+	return nil
+}
+
+// refuse marks refused every change that would lose data, unless the
+// loss is allowed, and returns an error naming them all.
+func (p *Plan) refuse(allowed bool) error {
+	var refused []string
+	for i := range p.Families {
+		f := &p.Families[i]
+		if f.Rows > 0 && !allowed {
+			f.Refused = true
+			reasons := make([]string, len(f.Losses))
+			for j, l := range f.Losses {
+				reasons[j] = l.Reason
+			}
+			refused = append(refused, fmt.Sprintf("%s: %s", f.Status, strings.Join(reasons, "; ")))
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("%w: table %q: %s; nothing changed (allow it with AllowDataLoss)",
+			ttl.ErrDataLoss, p.Table, strings.Join(refused, "; "))
+	}
+	return nil
+}
+
+// apply makes the plan's changes, marking each one done.
+func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed map[string]ttl.Strategy, ignoreWarnings bool) error {
+	if p.CreateTable {
+		conf := &bigtable.TableConf{TableID: p.Table, ColumnFamilies: map[string]bigtable.Family{}}
+		for _, f := range p.Families {
+			conf.ColumnFamilies[f.Family] = bigtable.Family{GCPolicy: managed[f.Family].GCPolicy()}
+		}
+		if err := admin.CreateTableFromConf(ctx, conf); err != nil {
+			return fmt.Errorf("policy: creating table %q: %w", p.Table, err)
+		}
+		for i := range p.Families {
+			p.Families[i].Done = true
+		}
+		return nil
+	}
+	for i := range p.Families {
+		f := &p.Families[i]
+		var err error
+		want := managed[f.Family].GCPolicy()
+		switch f.Action {
+		case Keep:
+			continue
+		case Create:
+			err = admin.CreateColumnFamilyWithConfig(ctx, p.Table, f.Family, bigtable.Family{GCPolicy: want})
+			if err != nil {
+				err = fmt.Errorf("policy: table %q: creating family %q with %s: %w", p.Table, f.Family, Describe(want), err)
+			}
+		default:
+			err = Set(ctx, admin, p.Table, f.Family, want, ignoreWarnings)
+		}
+		if err != nil {
+			return err
+		}
+		f.Done = true
+	}
+	return nil
+}
+
+// Set sets the GC policy of a family that exists, passing
+// bigtable.IgnoreWarnings() with it when ignoreWarnings is set (Bigtable
+// refuses to relax the GC policy of a replicated table without it).
+func Set(ctx context.Context, admin *bigtable.AdminClient, table, family string, p bigtable.GCPolicy, ignoreWarnings bool) error {
+	var opts []bigtable.GCPolicyOption
+	if ignoreWarnings {
+		opts = append(opts, bigtable.IgnoreWarnings())
+	}
+	if err := admin.SetGCPolicyWithOptions(ctx, table, family, p, opts...); err != nil {
+		return fmt.Errorf("policy: table %q: setting family %q to %s: %w", table, family, Describe(p), err)
+	}
+	return nil
+}

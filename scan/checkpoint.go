@@ -1,0 +1,229 @@
+package scan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cellttl/ttl"
+)
+
+// A Checkpoint keeps the record of table-wide work that writes (a strategy
+// move's rewrite): the shards it split the table into, which of them are
+// finished and what each did, and the changes it is about to make. An
+// interrupted run given the same checkpoint resumes where it stopped:
+// finished shards are not read again, their counts are kept, and a change
+// recorded before it was made is not made twice (see Journal).
+//
+// FileCheckpoint keeps the record in a file. Implementations must be safe
+// for use by one run at a time; Save must replace the record atomically.
+type Checkpoint interface {
+	// Load returns the record last saved, or nil when there is none.
+	Load() (*Record, error)
+	// Save replaces the record.
+	Save(*Record) error
+}
+
+// A Record is what a Checkpoint keeps.
+type Record struct {
+	// Work says what the work is, so that a record is never resumed by
+	// other work: the table, the family, the move.
+	Work string `json:"work"`
+	// Shards are the shards of the table the work reads, in row order,
+	// each with its state.
+	Shards []ShardRecord `json:"shards"`
+}
+
+// A ShardRecord is the state of one shard of recorded work.
+type ShardRecord struct {
+	// Shard is the range of rows recorded.
+	Shard
+	// Done reports that the shard is finished.
+	Done bool `json:"done"`
+	// After is the last row of the shard whose changes are made and
+	// counted in Result; "" before the first.
+	After string `json:"after,omitempty"`
+	// Result is what the work did in the shard up to After, or in the
+	// whole shard once Done.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Pending are the changes the work was making after After when the
+	// record was saved: recorded before they are made, so that a resumed
+	// run can tell which were made.
+	Pending json.RawMessage `json:"pending,omitempty"`
+}
+
+// FileCheckpoint returns a Checkpoint that keeps its record in the file at
+// path, as JSON, replacing it atomically (a new file renamed over the old)
+// on every Save. The file is created by the first Save.
+func FileCheckpoint(path string) Checkpoint { return &fileCheckpoint{path: path} }
+
+type fileCheckpoint struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (c *fileCheckpoint) Load() (*Record, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, err := os.ReadFile(c.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scan: reading checkpoint: %w", err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("scan: checkpoint %s is not a checkpoint's record: %w", c.path, err)
+	}
+	return &r, nil
+}
+
+func (c *fileCheckpoint) Save(r *Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), filepath.Base(c.path)+".*")
+	if err != nil {
+		return fmt.Errorf("scan: writing checkpoint: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // fails once renamed
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("scan: writing checkpoint: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("scan: writing checkpoint: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("scan: writing checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), c.path); err != nil {
+		return fmt.Errorf("scan: writing checkpoint: %w", err)
+	}
+	return nil
+}
+
+// A Journal is the record of one run of work that writes, shared by its
+// workers. The work saves the changes it is about to make before it makes
+// them, and its progress after (Update): a resumed run then knows which
+// shards are finished, where each other one stopped, and which changes
+// were in flight.
+type Journal struct {
+	mu  sync.Mutex
+	cp  Checkpoint
+	rec *Record
+}
+
+// OpenJournal loads the record of work from cp, or starts one with the
+// shards split returns, saved at once. It refuses, with
+// ttl.ErrInvalidOption, a record of other work.
+func OpenJournal(cp Checkpoint, work string, split func() ([]Shard, error)) (*Journal, error) {
+	rec, err := cp.Load()
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil && rec.Work != work {
+		return nil, fmt.Errorf("%w: the checkpoint records other work (%s), not %s; give this work a checkpoint of its own",
+			ttl.ErrInvalidOption, rec.Work, work)
+	}
+	if rec == nil {
+		shards, err := split()
+		if err != nil {
+			return nil, err
+		}
+		rec = &Record{Work: work, Shards: make([]ShardRecord, len(shards))}
+		for i, s := range shards {
+			rec.Shards[i].Shard = s
+		}
+		if err := cp.Save(rec); err != nil {
+			return nil, err
+		}
+	}
+	return &Journal{cp: cp, rec: rec}, nil
+}
+
+// Shards returns the record of every shard, in row order.
+func (j *Journal) Shards() []ShardRecord {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]ShardRecord(nil), j.rec.Shards...)
+}
+
+// State returns shard i's record.
+func (j *Journal) State(i int) ShardRecord {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.rec.Shards[i]
+}
+
+// Update records shard i's progress and saves the record: the last row
+// done, the result so far, the changes about to be made (nil for none),
+// and whether the shard is finished. result and pending are encoded as
+// JSON.
+func (j *Journal) Update(i int, after string, result, pending any, done bool) error {
+	r, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	var p json.RawMessage
+	if pending != nil {
+		if p, err = json.Marshal(pending); err != nil {
+			return err
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := &j.rec.Shards[i]
+	s.After, s.Result, s.Pending, s.Done = after, r, p, done
+	return j.cp.Save(j.rec)
+}
+
+// Finished reports whether cp records work as finished: every shard done.
+// A nil cp, an unreadable one or a record of other work is not.
+func Finished(cp Checkpoint, work string) bool {
+	if cp == nil {
+		return false
+	}
+	rec, err := cp.Load()
+	if err != nil || rec == nil || rec.Work != work {
+		return false
+	}
+	for _, s := range rec.Shards {
+		if !s.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// MemoryCheckpoint returns a Checkpoint that keeps its record in memory,
+// for work that needs a journal but not one that outlives the run (a dry
+// run, say).
+func MemoryCheckpoint() Checkpoint { return &memoryCheckpoint{} }
+
+type memoryCheckpoint struct {
+	mu  sync.Mutex
+	rec *Record
+}
+
+func (c *memoryCheckpoint) Load() (*Record, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rec, nil
+}
+
+func (c *memoryCheckpoint) Save(r *Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rec = r
+	return nil
+}

@@ -1,0 +1,312 @@
+package scan_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/scan"
+)
+
+// threeShards is a split of a table on "g" and "p".
+func threeShards() ([]scan.Shard, error) {
+	return []scan.Shard{{Start: "", End: "g"}, {Start: "g", End: "p"}, {Start: "p", End: ""}}, nil
+}
+
+// splitOnce returns a split that fails the test if called more than once.
+func splitOnce(t *testing.T) func() ([]scan.Shard, error) {
+	calls := 0
+	return func() ([]scan.Shard, error) {
+		calls++
+		if calls > 1 {
+			t.Errorf("the table was split %d times", calls)
+		}
+		return threeShards()
+	}
+}
+
+// counts is the result the tests record for a shard.
+type counts struct {
+	Rewritten int `json:"rewritten"`
+}
+
+// TestJournal checks a journal's life on one checkpoint: a new record is
+// split and saved at once, each Update is saved, a journal opened again on
+// the same work resumes the record without splitting the table again, and
+// a journal of other work is refused.
+func TestJournal(t *testing.T) {
+	for name, newCP := range map[string]func(t *testing.T) scan.Checkpoint{
+		"memory": func(*testing.T) scan.Checkpoint { return scan.MemoryCheckpoint() },
+		"file":   func(t *testing.T) scan.Checkpoint { return scan.FileCheckpoint(filepath.Join(t.TempDir(), "cp.json")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cp := newCP(t)
+			split := splitOnce(t)
+			j, err := scan.OpenJournal(cp, "move f", split)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := threeShards()
+			rec, err := cp.Load()
+			if err != nil || rec == nil {
+				t.Fatalf("the new record was not saved at once: %v, %v", rec, err)
+			}
+			if rec.Work != "move f" || len(rec.Shards) != 3 {
+				t.Fatalf("saved record %+v", rec)
+			}
+			for i, s := range j.Shards() {
+				if s.Shard != want[i] || s.Done || s.After != "" || s.Result != nil || s.Pending != nil {
+					t.Errorf("new shard %d: %+v, want %v and nothing done", i, s, want[i])
+				}
+			}
+			if scan.Finished(cp, "move f") {
+				t.Error("a journal with no shard done is finished")
+			}
+
+			// Shard 1 is under way, a batch in flight; shard 0 is done.
+			if err := j.Update(1, "h5", counts{3}, []string{"h6", "h7"}, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Update(0, "f9", counts{7}, nil, true); err != nil {
+				t.Fatal(err)
+			}
+			s1 := j.State(1)
+			if s1.After != "h5" || s1.Done || string(s1.Result) != `{"rewritten":3}` || string(s1.Pending) != `["h6","h7"]` {
+				t.Errorf("shard 1: %+v", s1)
+			}
+			if s0 := j.State(0); !s0.Done || s0.After != "f9" || string(s0.Result) != `{"rewritten":7}` || s0.Pending != nil {
+				t.Errorf("shard 0: %+v", s0)
+			}
+			// Shards is a copy: changing it changes no record.
+			shards := j.Shards()
+			shards[2].Done = true
+			if j.State(2).Done {
+				t.Error("changing the slice Shards returned changed the journal")
+			}
+
+			// A new run of the same work resumes the record, as saved.
+			again, err := scan.OpenJournal(cp, "move f", split)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := again.Shards(); !sameShards(got, j.Shards()) {
+				t.Errorf("resumed %s\nwant %s", dump(got), dump(j.Shards()))
+			}
+			var c counts
+			if err := json.Unmarshal(again.State(0).Result, &c); err != nil || c.Rewritten != 7 {
+				t.Errorf("resumed shard 0's result %s: %v", again.State(0).Result, err)
+			}
+
+			// Other work is refused, and the record is left as it was.
+			if _, err := scan.OpenJournal(cp, "move g", split); !errors.Is(err, ttl.ErrInvalidOption) ||
+				!strings.Contains(err.Error(), "move f") {
+				t.Errorf("other work: %v, want ErrInvalidOption naming the work recorded", err)
+			}
+			if scan.Finished(cp, "move g") {
+				t.Error("a record of other work is finished")
+			}
+
+			for i := 1; i < 3; i++ {
+				if err := again.Update(i, "", counts{1}, nil, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !scan.Finished(cp, "move f") {
+				t.Error("every shard done, not finished")
+			}
+		})
+	}
+}
+
+// sameShards reports whether two records of shards are equal, their JSON
+// compared as JSON: a file keeps it indented.
+func sameShards(a, b []scan.ShardRecord) bool {
+	compact := func(m json.RawMessage) string {
+		if m == nil {
+			return ""
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, m); err != nil {
+			return "invalid: " + string(m)
+		}
+		return buf.String()
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Shard != y.Shard || x.Done != y.Done || x.After != y.After ||
+			compact(x.Result) != compact(y.Result) || compact(x.Pending) != compact(y.Pending) {
+			return false
+		}
+	}
+	return true
+}
+
+// dump prints v as JSON, for failures: a ShardRecord's %v is its shard's.
+func dump(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// failing is a checkpoint whose Load or Save fails.
+type failing struct {
+	scan.Checkpoint
+	load, save error
+}
+
+func (f failing) Load() (*scan.Record, error) {
+	if f.load != nil {
+		return nil, f.load
+	}
+	return f.Checkpoint.Load()
+}
+
+func (f failing) Save(r *scan.Record) error {
+	if f.save != nil {
+		return f.save
+	}
+	return f.Checkpoint.Save(r)
+}
+
+// TestJournalErrors checks that the errors of the checkpoint, of the
+// split and of encoding a result are returned.
+func TestJournalErrors(t *testing.T) {
+	broken := errors.New("broken")
+	if _, err := scan.OpenJournal(failing{scan.MemoryCheckpoint(), broken, nil}, "w", threeShards); !errors.Is(err, broken) {
+		t.Errorf("Load failing: %v", err)
+	}
+	if _, err := scan.OpenJournal(failing{scan.MemoryCheckpoint(), nil, broken}, "w", threeShards); !errors.Is(err, broken) {
+		t.Errorf("Save failing: %v", err)
+	}
+	noSplit := func() ([]scan.Shard, error) { return nil, broken }
+	if _, err := scan.OpenJournal(scan.MemoryCheckpoint(), "w", noSplit); !errors.Is(err, broken) {
+		t.Errorf("split failing: %v", err)
+	}
+
+	cp := &failing{Checkpoint: scan.MemoryCheckpoint()}
+	j, err := scan.OpenJournal(cp, "w", threeShards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.save = broken
+	if err := j.Update(0, "a", counts{1}, nil, false); !errors.Is(err, broken) {
+		t.Errorf("Update with Save failing: %v", err)
+	}
+	var unsupported *json.UnsupportedTypeError
+	if err := j.Update(0, "a", func() {}, nil, false); !errors.As(err, &unsupported) {
+		t.Errorf("Update of a result JSON cannot encode: %v", err)
+	}
+	if err := j.Update(0, "a", counts{1}, make(chan int), false); !errors.As(err, &unsupported) {
+		t.Errorf("Update of pending changes JSON cannot encode: %v", err)
+	}
+}
+
+// TestFinished checks what Finished makes of checkpoints that record no
+// finished work.
+func TestFinished(t *testing.T) {
+	if scan.Finished(nil, "w") {
+		t.Error("a nil checkpoint is finished")
+	}
+	if scan.Finished(scan.MemoryCheckpoint(), "w") {
+		t.Error("an empty checkpoint is finished")
+	}
+	if scan.Finished(failing{scan.MemoryCheckpoint(), errors.New("unreadable"), nil}, "w") {
+		t.Error("an unreadable checkpoint is finished")
+	}
+	done := scan.MemoryCheckpoint()
+	if err := done.Save(&scan.Record{Work: "w", Shards: []scan.ShardRecord{{Done: true}, {Done: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !scan.Finished(done, "w") || scan.Finished(done, "v") {
+		t.Error("Finished does not tell the work recorded as done from other work")
+	}
+}
+
+// TestFileCheckpoint checks the file: none before the first Save, the
+// record read back as saved, JSON a person can read, no temporary file
+// left behind, and the errors of an unreadable, corrupt or unwritable
+// file.
+func TestFileCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cp.json")
+	cp := scan.FileCheckpoint(path)
+	if rec, err := cp.Load(); rec != nil || err != nil {
+		t.Fatalf("Load before any Save = %v, %v; want nil, nil", rec, err)
+	}
+	rec := &scan.Record{Work: "move f", Shards: []scan.ShardRecord{
+		{Shard: scan.Shard{End: "m"}, Done: true, After: "l", Result: json.RawMessage(`{"n":1}`)},
+		{Shard: scan.Shard{Start: "m"}, Pending: json.RawMessage(`[1,2]`)},
+	}}
+	if err := cp.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	// A checkpoint on the same file, as a resumed run opens it.
+	got, err := scan.FileCheckpoint(path).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Work != rec.Work || !sameShards(got.Shards, rec.Shards) {
+		t.Errorf("Load = %s, want %s", dump(got), dump(rec))
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(b), "}\n") || !strings.Contains(string(b), `"work": "move f"`) {
+		t.Errorf("the file is not indented JSON ending in a newline:\n%s", b)
+	}
+	// A second Save replaces the record.
+	rec.Shards[1].Done = true
+	if err := cp.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cp.Load(); err != nil || !got.Shards[1].Done {
+		t.Errorf("after the second Save: %+v, %v", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the directory holds %d files, want the checkpoint alone: %v", len(entries), entries)
+	}
+
+	// A record JSON cannot encode is not saved, and the file is kept.
+	if err := cp.Save(&scan.Record{Work: "x", Shards: []scan.ShardRecord{{Result: json.RawMessage("{")}}}); err == nil {
+		t.Error("Save of a record with invalid JSON in it succeeded")
+	}
+	if got, err := cp.Load(); err != nil || got.Work != "move f" {
+		t.Errorf("after a failed Save: %+v, %v", got, err)
+	}
+
+	// A corrupt file is not a record.
+	if err := os.WriteFile(path, []byte(`{"work": "move f", "shards": [`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var syntax *json.SyntaxError
+	if _, err := cp.Load(); !errors.As(err, &syntax) || !strings.Contains(err.Error(), "is not a checkpoint's record") {
+		t.Errorf("Load of a corrupt file: %v", err)
+	}
+
+	// A directory can be neither read nor replaced.
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scan.FileCheckpoint(sub).Load(); err == nil || !strings.Contains(err.Error(), "reading checkpoint") {
+		t.Errorf("Load of a directory: %v", err)
+	}
+	if err := scan.FileCheckpoint(sub).Save(rec); err == nil || !strings.Contains(err.Error(), "writing checkpoint") {
+		t.Errorf("Save over a directory: %v", err)
+	}
+	if err := scan.FileCheckpoint(filepath.Join(dir, "missing", "cp.json")).Save(rec); err == nil ||
+		!strings.Contains(err.Error(), "writing checkpoint") {
+		t.Errorf("Save in a directory that does not exist: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("failed Saves left files behind: %v", entries)
+	}
+}

@@ -1,0 +1,82 @@
+package scan
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cellttl/ttl"
+)
+
+// DefaultWorkers is how many shards table-wide work reads at once unless
+// Options.Workers says otherwise: enough streams to be served by eight
+// nodes at once, few enough for one client machine and for a cluster's
+// serving traffic. Each worker holds one row at a time, so memory does not
+// grow with the table.
+const DefaultWorkers = 8
+
+// Options configures work that reads a whole table. The zero value reads
+// every shard with DefaultWorkers workers and reports no progress.
+//
+// To keep such work off the clusters that serve an application, open the
+// table on a client whose bigtable.ClientConfig names an app profile that
+// routes to another cluster (the cellttl command's -app-profile).
+type Options struct {
+	// Workers is how many shards are read at once; 0 means
+	// DefaultWorkers.
+	Workers int
+
+	// Progress, if not nil, is called with the work's progress: when a
+	// shard is finished, every ProgressEvery while shards are being read,
+	// and once at the end. Calls come from the goroutine that called the
+	// work, one at a time.
+	Progress func(Progress)
+
+	// ProgressEvery is the interval between progress reports while
+	// shards are being read; 0 means one second.
+	ProgressEvery time.Duration
+
+	// Sample, between 0 and 1, makes the work read only that fraction of
+	// the shards, spread evenly over the table, for a fast first answer:
+	// counts are then estimates, scaled up, and say so. 0 reads every
+	// shard. Work that decides or writes refuses a sample.
+	Sample float64
+
+	// Now is the clock the work's progress is timed with; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Check reports options that cannot work, wrapping ttl.ErrInvalidOption.
+func (o Options) Check() error {
+	switch {
+	case o.Workers < 0:
+		return fmt.Errorf("%w: scan.Options.Workers %d: must not be negative", ttl.ErrInvalidOption, o.Workers)
+	case o.ProgressEvery < 0:
+		return fmt.Errorf("%w: scan.Options.ProgressEvery %v: must not be negative", ttl.ErrInvalidOption, o.ProgressEvery)
+	case math.IsNaN(o.Sample) || o.Sample < 0 || o.Sample >= 1:
+		return fmt.Errorf("%w: scan.Options.Sample %v: want 0 (every shard) or a fraction below 1", ttl.ErrInvalidOption, o.Sample)
+	}
+	return nil
+}
+
+func (o Options) workers() int {
+	if o.Workers == 0 {
+		return DefaultWorkers
+	}
+	return o.Workers
+}
+
+func (o Options) every() time.Duration {
+	if o.ProgressEvery == 0 {
+		return time.Second
+	}
+	return o.ProgressEvery
+}
+
+func (o Options) clock() func() time.Time {
+	if o.Now == nil {
+		return time.Now
+	}
+	return o.Now
+}

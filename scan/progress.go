@@ -1,0 +1,83 @@
+package scan
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cellttl/ttl/internal/text"
+)
+
+// Progress is how far table-wide work has come.
+type Progress struct {
+	// Shards is the number of shards to read (with Options.Sample, those
+	// of the sample); ShardsDone those read to the end.
+	Shards, ShardsDone int
+	// Rows, Cells and Bytes are what the server returned so far, in every
+	// shard, finished or not: after the server's filter, so usually far
+	// less than the table holds. Bytes counts keys, qualifiers, timestamps
+	// and values as they arrived (values are usually stripped).
+	Rows, Cells, Bytes int64
+	// RowsSeen and CellsSeen are what the server read to return them, as
+	// it reports it at the end of each shard: finished shards only.
+	RowsSeen, CellsSeen int64
+	// Elapsed is the time since the work started.
+	Elapsed time.Duration
+}
+
+// RowsPerSecond is the rate at which the server has read rows so far
+// (finished shards), or returned them while no shard is finished.
+func (p Progress) RowsPerSecond() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	n := p.RowsSeen
+	if n == 0 {
+		n = p.Rows
+	}
+	return float64(n) / p.Elapsed.Seconds()
+}
+
+// Remaining estimates the time left from the share of shards done; shards
+// split on tablet boundaries are of about equal size. It reports false
+// before the first shard is done.
+func (p Progress) Remaining() (time.Duration, bool) {
+	if p.ShardsDone == 0 || p.Shards == 0 {
+		return 0, false
+	}
+	left := float64(p.Shards-p.ShardsDone) / float64(p.ShardsDone)
+	return time.Duration(float64(p.Elapsed) * left), true
+}
+
+// String prints the progress on one line, such as
+// "12/64 shards, 1.2M rows and 3.4M cells seen, 3.1k rows returned (1.2 MiB), 45.0k rows/s, 2m10s left".
+func (p Progress) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%d shards, %s rows and %s cells seen, %s rows returned (%s)",
+		p.ShardsDone, p.Shards, text.Metric(p.RowsSeen), text.Metric(p.CellsSeen), text.Metric(p.Rows), text.Bytes(p.Bytes))
+	if r := p.RowsPerSecond(); r > 0 {
+		fmt.Fprintf(&b, ", %s rows/s", text.Metric(int64(r)))
+	}
+	if left, ok := p.Remaining(); ok && p.ShardsDone < p.Shards {
+		fmt.Fprintf(&b, ", %v left", left.Round(time.Second))
+	}
+	return b.String()
+}
+
+// A Counter is what one shard's work has read so far. ReadShard adds to
+// it as rows arrive; Run sums every shard's counter into its Progress
+// while the workers add to them.
+type Counter struct {
+	rows, cells, bytes  atomic.Int64 // returned so far
+	rowsSeen, cellsSeen atomic.Int64 // read by the server, reported at the shard's end
+}
+
+// addTo adds the counter to p.
+func (c *Counter) addTo(p *Progress) {
+	p.Rows += c.rows.Load()
+	p.Cells += c.cells.Load()
+	p.Bytes += c.bytes.Load()
+	p.RowsSeen += c.rowsSeen.Load()
+	p.CellsSeen += c.cellsSeen.Load()
+}

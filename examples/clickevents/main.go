@@ -22,6 +22,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -45,15 +46,21 @@ var (
 )
 
 func main() {
-	target := btenv.RegisterFlags()
+	target := btenv.RegisterFlags(flag.CommandLine)
 	flag.Parse()
-	if err := run(*target); err != nil {
+	// The simulated clock starts at the real time, so that the emulator's
+	// GC, which runs on the real clock, finds nothing to delete.
+	w := time.Now().UTC().Truncate(time.Minute)
+	if err := run(os.Stdout, *target, w); err != nil {
 		fmt.Fprintln(os.Stderr, "clickevents:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target btenv.Target) error {
+// run opens the example's table on target and tells the story to out:
+// the clicks, all at w on the simulated clock, what is stored, and what
+// reads return as the clock moves on.
+func run(out io.Writer, target btenv.Target, w time.Time) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -67,19 +74,31 @@ func run(target btenv.Target) error {
 		return err
 	}
 
-	// The simulated clock starts at the real time, so that the emulator's
-	// GC, which runs on the real clock, finds nothing to delete.
-	w := time.Now().UTC().Truncate(time.Minute)
 	clock := &fakeClock{t: w}
 	tbl, err := ttl.NewTable(env.Table, map[string]ttl.Strategy{family: strategy},
 		ttl.WithClock(clock.Now), ttl.OtherFamilies())
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Table %s on %s\n", env.Name, env.Where)
-	fmt.Printf("Family %q: %v, GC policy %v\n\n", family, strategy, strategy.GCPolicy())
+	fmt.Fprintf(out, "Table %s on %s\n", env.Name, env.Where)
+	fmt.Fprintf(out, "Family %q: %v, GC policy %v\n\n", family, strategy, strategy.GCPolicy())
 
-	// Write: one click per customer, all at W, in one bulk call.
+	if err := click(ctx, tbl); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Each customer clicked at W = %s (simulated clock).\n\n", w.Format(time.DateTime))
+	if err := showStored(ctx, out, tbl, w); err != nil {
+		return err
+	}
+	if err := showLive(ctx, out, tbl, clock, w); err != nil {
+		return err
+	}
+	return showRaw(ctx, out, env.Table)
+}
+
+// click writes one click per customer, each with its lifetime, in one
+// bulk call.
+func click(ctx context.Context, tbl *ttl.Table) error {
 	muts := make([]*ttl.Mutation, len(customers))
 	for i, c := range customers {
 		muts[i] = ttl.NewMutation()
@@ -94,37 +113,46 @@ func run(target btenv.Target) error {
 			return fmt.Errorf("writing %s: %w", customers[i], err)
 		}
 	}
+	return nil
+}
 
-	fmt.Printf("Each customer clicked at W = %s (simulated clock).\n\n", w.Format(time.DateTime))
-	fmt.Println("customer  lifetime      stored timestamp            expires (Table.ExpiresAt)")
-	if err := tbl.ReadRows(ctx, bigtable.PrefixRange("c"), func(r bigtable.Row) bool {
+// showStored prints each customer's stored cell: its timestamp and its
+// expiry, as offsets from w and as times.
+func showStored(ctx context.Context, out io.Writer, tbl *ttl.Table, w time.Time) error {
+	fmt.Fprintln(out, "customer  lifetime      stored timestamp            expires (Table.ExpiresAt)")
+	return tbl.ReadRows(ctx, bigtable.PrefixRange("c"), func(r bigtable.Row) bool {
 		for _, item := range r[family] {
 			ts := item.Timestamp.Time()
 			exp, _ := tbl.ExpiresAt(item)
-			fmt.Printf("%-8s  %-12v  %-6s %s  %-6s %s\n", r.Key(), lifetimes[r.Key()],
+			fmt.Fprintf(out, "%-8s  %-12v  %-6s %s  %-6s %s\n", r.Key(), lifetimes[r.Key()],
 				relative(ts.Sub(w)), ts.UTC().Format(time.DateTime),
 				relative(exp.Sub(w)), exp.UTC().Format(time.DateTime))
 		}
 		return true
-	}); err != nil {
-		return err
-	}
+	})
+}
 
-	fmt.Println("\nCustomers a read returns as simulated time passes:")
-	fmt.Println()
-	fmt.Println("time       live  customers")
-	steps := []struct {
-		label string
-		at    time.Duration
-	}{
-		{"W", 0},
-		{"W+1h-1ms", time.Hour - time.Millisecond},
-		{"W+1h", time.Hour},
-		{"W+48h-1ms", 48*time.Hour - time.Millisecond},
-		{"W+48h", 48 * time.Hour},
-		{"W+72h-1ms", 72*time.Hour - time.Millisecond},
-		{"W+72h", 72 * time.Hour},
-	}
+// steps are the instants of the simulated clock at which showLive reads:
+// W, and each expiry and a millisecond before it.
+var steps = []struct {
+	label string
+	at    time.Duration // after W
+}{
+	{"W", 0},
+	{"W+1h-1ms", time.Hour - time.Millisecond},
+	{"W+1h", time.Hour},
+	{"W+48h-1ms", 48*time.Hour - time.Millisecond},
+	{"W+48h", 48 * time.Hour},
+	{"W+72h-1ms", 72*time.Hour - time.Millisecond},
+	{"W+72h", 72 * time.Hour},
+}
+
+// showLive moves the simulated clock through steps and prints, at each,
+// which customers a read through the Table returns.
+func showLive(ctx context.Context, out io.Writer, tbl *ttl.Table, clock *fakeClock, w time.Time) error {
+	fmt.Fprintln(out, "\nCustomers a read returns as simulated time passes:")
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "time       live  customers")
 	for _, s := range steps {
 		clock.Set(w.Add(s.at))
 		live := map[string]bool{}
@@ -143,28 +171,35 @@ func run(target btenv.Target) error {
 			}
 		}
 		line := fmt.Sprintf("%-9s  %4d  %s", s.label, len(live), strings.Join(cols, " "))
-		fmt.Println(strings.TrimRight(line, " "))
+		fmt.Fprintln(out, strings.TrimRight(line, " "))
 	}
+	return nil
+}
 
+// showRaw counts the rows a plain bigtable read returns: all of them, the
+// expired ones included.
+func showRaw(ctx context.Context, out io.Writer, raw bigtable.TableAPI) error {
 	stored := 0
-	if err := env.Table.ReadRows(ctx, bigtable.PrefixRange("c"), func(bigtable.Row) bool {
+	if err := raw.ReadRows(ctx, bigtable.PrefixRange("c"), func(bigtable.Row) bool {
 		stored++
 		return true
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("\nA plain bigtable read (no filter) still returns %d rows: the Table's\n", stored)
-	fmt.Println("filter hides expired cells; GC (MaxAge 48h, real clock) removes them later.")
+	fmt.Fprintf(out, "\nA plain bigtable read (no filter) still returns %d rows: the Table's\n", stored)
+	fmt.Fprintln(out, "filter hides expired cells; GC (MaxAge 48h, real clock) removes them later.")
 	return nil
 }
 
 // relative formats an offset from W in whole hours, the only kind here:
-// "W", "W+24h", "W-47h".
+// "W", "W+24h", "W-47h"; any other as a Duration prints: "W+1h30m0s".
 func relative(d time.Duration) string {
 	h := d / time.Hour
 	switch {
-	case d%time.Hour != 0:
-		return "W" + fmt.Sprintf("%+v", d)
+	case d%time.Hour > 0:
+		return "W+" + d.String()
+	case d%time.Hour < 0:
+		return "W" + d.String()
 	case h == 0:
 		return "W"
 	default:

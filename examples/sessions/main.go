@@ -33,6 +33,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -59,15 +60,17 @@ var sessions = []struct {
 const gcDeadline = 10 * time.Second
 
 func main() {
-	target := btenv.RegisterFlags()
+	target := btenv.RegisterFlags(flag.CommandLine)
 	flag.Parse()
-	if err := run(*target); err != nil {
+	if err := run(os.Stdout, *target); err != nil {
 		fmt.Fprintln(os.Stderr, "sessions:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target btenv.Target) error {
+// run opens the example's table on target and tells the story to out, on
+// the real clock.
+func run(out io.Writer, target btenv.Target) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -77,11 +80,7 @@ func run(target btenv.Target) error {
 		return err
 	}
 	defer env.Close()
-	rows := make([]string, len(sessions))
-	for i, s := range sessions {
-		rows[i] = s.id
-	}
-	if err := env.DeleteRows(ctx, append(rows, slidingRows...)...); err != nil {
+	if err := env.DeleteRows(ctx, append(sessionRows(), slidingRows...)...); err != nil {
 		return err
 	}
 
@@ -91,183 +90,82 @@ func run(target btenv.Target) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Table %s on %s\n", env.Name, env.Where)
-	fmt.Printf("Family %q: %v, GC policy %v (µs, so 1s)\n\n", family, strategy, strategy.GCPolicy())
+	fmt.Fprintf(out, "Table %s on %s\n", env.Name, env.Where)
+	fmt.Fprintf(out, "Family %q: %v, GC policy %v (µs, so 1s)\n\n", family, strategy, strategy.GCPolicy())
+	d := &demo{out: out, tbl: tbl, raw: env.Table, clock: clock}
+	return d.tell(ctx, env.Emulated)
+}
 
+// A demo is the story as it is told: where it prints, the table it reads
+// (through the library and raw), the clock, and what it has learned.
+type demo struct {
+	out   io.Writer
+	tbl   *ttl.Table        // the sessions' table, read through the library
+	raw   bigtable.TableAPI // the same table, read with the plain client
+	clock clock             // the Table's clock
+
+	t0     time.Time            // when the sessions were written
+	expiry map[string]time.Time // each expiring session's expiry, as the Table reads it
+}
+
+// tell writes the sessions, shows each vanish from reads at its expiry
+// while its cell stays stored, then (on an emulator) GC deleting the
+// cells, and then sliding expiration.
+func (d *demo) tell(ctx context.Context, emulated bool) error {
+	if err := d.write(ctx); err != nil {
+		return err
+	}
+	if err := d.showExpiries(ctx); err != nil {
+		return err
+	}
+	if err := d.watchExpiries(ctx); err != nil {
+		return err
+	}
+	if !emulated {
+		fmt.Fprintln(d.out, "\nOn Cloud Bigtable, GC is asynchronous and may take up to a week: not waiting for")
+		fmt.Fprintln(d.out, "it. Until then the expired cells are stored, and the Table never returns them.")
+	} else if err := d.waitForGC(ctx); err != nil {
+		return err
+	}
+	return d.slide(ctx)
+}
+
+// write writes the sessions, each with its lifetime, in one bulk call,
+// at T (d.t0).
+func (d *demo) write(ctx context.Context) error {
 	muts := make([]*ttl.Mutation, len(sessions))
 	for i, s := range sessions {
 		muts[i] = ttl.NewMutation()
 		muts[i].Set(family, "user", []byte(s.id), s.life)
 	}
-	errs, err := tbl.ApplyBulk(ctx, rows, muts)
+	errs, err := d.tbl.ApplyBulk(ctx, sessionRows(), muts)
 	if err != nil {
 		return err
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	t0 := clock.Last()
-
-	// The expiries, as the Table reads them back.
-	expiry := map[string]time.Time{}
-	fmt.Printf("Sessions written at T = %s (real clock):\n\n", clockTime(t0))
-	fmt.Println("session  lifetime  stored timestamp = expiry")
-	if err := tbl.ReadRows(ctx, bigtable.RowList(rows), func(r bigtable.Row) bool {
-		item := r[family][0]
-		rel := "never"
-		if exp, ok := tbl.ExpiresAt(item); ok {
-			expiry[r.Key()] = exp
-			// Rounded: the expiry is T+d floored to the millisecond.
-			rel = "T+" + exp.Sub(t0).Round(10*time.Millisecond).String()
-		}
-		fmt.Printf("%-7s  %-8v  %-12s  %s\n", r.Key(), lifeOf(r.Key()), stamp(item.Timestamp), rel)
-		return true
-	}); err != nil {
-		return err
-	}
-
-	// Watch each expiring session vanish; read the raw cells once the
-	// first has, while GC cannot have removed it yet (not before its
-	// expiry + 1s).
-	type watched struct{ lastSeen, firstHidden time.Time }
-	var (
-		seen  = map[string]watched{}
-		raw   []bigtable.Row
-		rawAt time.Time
-	)
-	for _, s := range sessions {
-		exp, ok := expiry[s.id]
-		if !ok {
-			continue
-		}
-		last, first, err := watch(ctx, tbl, clock, s.id, exp)
-		if err != nil {
-			return err
-		}
-		seen[s.id] = watched{last, first}
-		if raw == nil {
-			rawAt = time.Now()
-			if raw, err = readRaw(ctx, env.Table, rows); err != nil {
-				return err
-			}
-		}
-	}
-	r, err := tbl.ReadRow(ctx, "service")
-	if err != nil {
-		return err
-	}
-	serviceAt := clock.Last()
-
-	fmt.Println("\nReads through the Table, polled around each expiry, at the clock readings")
-	fmt.Println("the Table filtered with:")
-	fmt.Println()
-	fmt.Println("session  last returned at  first not returned at")
-	for _, s := range sessions {
-		if w, ok := seen[s.id]; ok {
-			fmt.Printf("%-7s  expiry%-10s  expiry%s\n", s.id, signed(w.lastSeen.Sub(expiry[s.id])), signed(w.firstHidden.Sub(expiry[s.id])))
-		}
-	}
-	if len(r) > 0 {
-		fmt.Printf("%-7s  still returned at T+%v\n", "service", serviceAt.Sub(t0).Round(100*time.Millisecond))
-	} else {
-		return errors.New("the Forever session was not returned")
-	}
-
-	fmt.Printf("\nRaw read at T+%v, plain bigtable client, no filter (expired cells stay stored):\n\n",
-		rawAt.Sub(t0).Round(100*time.Millisecond))
-	printRaw(raw, expiry, rawAt)
-
-	if !env.Emulated {
-		fmt.Println("\nOn Cloud Bigtable, GC is asynchronous and may take up to a week: not waiting for")
-		fmt.Println("it. Until then the expired cells are stored, and the Table never returns them.")
-	} else if err := waitForGC(ctx, env.Table, rows, expiry, t0); err != nil {
-		return err
-	}
-	return slide(ctx, tbl, clock)
-}
-
-// waitForGC polls the raw cells of rows until the emulator's GC has
-// deleted every expired one, printing when each goes, and fails after
-// gcDeadline from t0.
-func waitForGC(ctx context.Context, data bigtable.TableAPI, rows []string, expiry map[string]time.Time, t0 time.Time) error {
-	fmt.Printf("\nWaiting (at most %v) for the emulator's GC, a pass every 0.5–1.5 s, to delete\n", gcDeadline)
-	fmt.Println("the cells that expired more than 1s ago:")
-	fmt.Println()
-	gone := map[string]bool{}
-	var (
-		raw   []bigtable.Row
-		rawAt time.Time
-		err   error
-	)
-	for len(gone) < len(expiry) {
-		if time.Since(t0) > gcDeadline {
-			return fmt.Errorf("GC did not delete the expired cells within %v of writing them", gcDeadline)
-		}
-		time.Sleep(50 * time.Millisecond)
-		if raw, err = readRaw(ctx, data, rows); err != nil {
-			return err
-		}
-		rawAt = time.Now()
-		stored := map[string]bool{}
-		for _, r := range raw {
-			stored[r.Key()] = true
-		}
-		for _, s := range sessions {
-			if _, expires := expiry[s.id]; expires && !stored[s.id] && !gone[s.id] {
-				gone[s.id] = true
-				fmt.Printf("  T+%-4v  %s's cell is gone, %v after its expiry\n", rawAt.Sub(t0).Round(100*time.Millisecond),
-					s.id, rawAt.Sub(expiry[s.id]).Round(100*time.Millisecond))
-			}
-		}
-	}
-	fmt.Printf("\nRaw read at T+%v:\n\n", rawAt.Sub(t0).Round(100*time.Millisecond))
-	printRaw(raw, expiry, rawAt)
+	d.t0 = d.clock.Last()
 	return nil
 }
 
-// watch reads row through tbl, back to back from shortly before exp, until
-// a read no longer returns it, and returns the clock readings of the last
-// read that returned it and the first that did not.
-func watch(ctx context.Context, tbl *ttl.Table, clock *recordingClock, row string, exp time.Time) (lastSeen, firstHidden time.Time, err error) {
-	time.Sleep(time.Until(exp.Add(-10 * time.Millisecond)))
-	for {
-		r, err := tbl.ReadRow(ctx, row)
-		if err != nil {
-			return lastSeen, firstHidden, err
+// showExpiries reads the sessions back, prints each one's stored
+// timestamp, which is its expiry, and keeps the expiries in d.expiry.
+func (d *demo) showExpiries(ctx context.Context) error {
+	d.expiry = map[string]time.Time{}
+	fmt.Fprintf(d.out, "Sessions written at T = %s (real clock):\n\n", clockTime(d.t0))
+	fmt.Fprintln(d.out, "session  lifetime  stored timestamp = expiry")
+	return d.tbl.ReadRows(ctx, bigtable.RowList(sessionRows()), func(r bigtable.Row) bool {
+		item := r[family][0]
+		rel := "never"
+		if exp, ok := d.tbl.ExpiresAt(item); ok {
+			d.expiry[r.Key()] = exp
+			// Rounded: the expiry is T+d floored to the millisecond.
+			rel = "T+" + exp.Sub(d.t0).Round(10*time.Millisecond).String()
 		}
-		at := clock.Last()
-		if len(r) == 0 {
-			return lastSeen, at, nil
-		}
-		lastSeen = at
-		if at.Sub(exp) > 2*time.Second {
-			return lastSeen, firstHidden, fmt.Errorf("%s was still returned %v after its expiry", row, at.Sub(exp))
-		}
-	}
-}
-
-// readRaw reads every stored cell of rows with the plain bigtable client.
-func readRaw(ctx context.Context, tbl bigtable.TableAPI, rows []string) ([]bigtable.Row, error) {
-	var out []bigtable.Row
-	err := tbl.ReadRows(ctx, bigtable.RowList(rows), func(r bigtable.Row) bool {
-		out = append(out, r)
+		fmt.Fprintf(d.out, "%-7s  %-8v  %-12s  %s\n", r.Key(), lifeOf(r.Key()), stamp(item.Timestamp), rel)
 		return true
 	})
-	return out, err
-}
-
-// printRaw prints one line per stored cell, and whether it had expired at
-// the time of the read.
-func printRaw(raw []bigtable.Row, expiry map[string]time.Time, at time.Time) {
-	for _, r := range raw {
-		for _, item := range r[family] {
-			state := "live"
-			if exp, ok := expiry[r.Key()]; ok && !at.Before(exp) {
-				state = "expired"
-			}
-			fmt.Printf("  %-7s  %-12s  %s\n", r.Key(), stamp(item.Timestamp), state)
-		}
-	}
 }
 
 // lifeOf returns the lifetime session id was written with.
@@ -300,6 +198,14 @@ func signed(d time.Duration) string {
 	return d.String()
 }
 
+// A clock is what the story runs on: the real clock when the program
+// runs (recordingClock), a simulated one in its tests.
+type clock interface {
+	Now() time.Time      // the time; the Table reads it once an operation
+	Last() time.Time     // what Now last returned
+	Sleep(time.Duration) // waits
+}
+
 // recordingClock is the real clock, remembering the last time it was
 // read, so that the program can print the instant a read was made at.
 type recordingClock struct {
@@ -322,3 +228,6 @@ func (c *recordingClock) Last() time.Time {
 	defer c.mu.Unlock()
 	return c.last
 }
+
+// Sleep is time.Sleep.
+func (*recordingClock) Sleep(d time.Duration) { time.Sleep(d) }

@@ -32,12 +32,12 @@ type Target struct {
 	Instance string // Bigtable instance in Project
 }
 
-// RegisterFlags registers -project and -instance on flag.CommandLine and
-// returns the Target they fill in once the program has called flag.Parse.
-func RegisterFlags() *Target {
+// RegisterFlags registers -project and -instance on fs (a program's
+// flag.CommandLine) and returns the Target they fill in once fs is parsed.
+func RegisterFlags(fs *flag.FlagSet) *Target {
 	var t Target
-	flag.StringVar(&t.Project, "project", "", "Cloud project of a real Bigtable instance (with -instance)")
-	flag.StringVar(&t.Instance, "instance", "", "real Bigtable instance to run on, using Application Default Credentials (with -project)")
+	fs.StringVar(&t.Project, "project", "", "Cloud project of a real Bigtable instance (with -instance)")
+	fs.StringVar(&t.Instance, "instance", "", "real Bigtable instance to run on, using Application Default Credentials (with -project)")
 	return &t
 }
 

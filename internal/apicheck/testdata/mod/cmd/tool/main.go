@@ -1,0 +1,6 @@
+package main
+
+// Exported is in a main package.
+func Exported() {}
+
+func main() {}

@@ -1,0 +1,4 @@
+package hidden
+
+// Hidden is in an internal package.
+func Hidden() {}

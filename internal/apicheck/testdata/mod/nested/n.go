@@ -1,0 +1,4 @@
+package nested
+
+// N is in a nested module.
+func N() {}

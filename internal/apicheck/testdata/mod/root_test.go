@@ -1,0 +1,6 @@
+package mod
+
+func TestSomething() {}
+
+// NotListed is in a test file.
+func NotListed() {}

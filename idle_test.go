@@ -21,7 +21,8 @@ import (
 
 // Sliding expiration measured as issue 11 describes its use: a session
 // saved by one writer and kept alive by eight readers, and a hot value read
-// in a loop. The README's figures come from these tests' logs:
+// in a loop. The figures of docs/sliding-expiration.md come from these
+// tests' logs:
 //
 //	go test -run 'TestKeepAlive(OneWriterEightReaders|WriteAmplification)' -v .
 

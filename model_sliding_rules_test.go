@@ -13,8 +13,8 @@ import (
 // KeepAlive") as the reference model applies it: what a Touch writes or
 // refuses, which cells a KeepAlive read renews and to when, and, for a
 // write injected between two of the requests either makes, what wins.
-// The model also counts the requests each sends, as DESIGN.md and the
-// README give them: Touch one read and one conditional write; a KeepAlive
+// The model also counts the requests each sends, as DESIGN.md and
+// docs/sliding-expiration.md give them: Touch one read and one conditional write; a KeepAlive
 // read its plain read, then for each row and family with a due cell a read
 // of their write times (RecordWriteTime without WithWriteTimes), and for
 // each due cell a read of its value if the read stripped it and a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench.sh runs the benchmark pairs of BENCHMARKS.md: each sub-benchmark
+# bench.sh runs the benchmark pairs of docs/benchmarks.md: each sub-benchmark
 # (raw client by hand, library, library variants) in a process of its own,
 # alternated round after round, then summarises them with benchstat and
 # checks the targets.
@@ -12,7 +12,7 @@
 # GOMAXPROCS), BENCH (a -bench pattern choosing the benchmarks; all by
 # default), SCALE (0), OUT (a directory for the results; default
 # $TMPDIR/cellttl-bench). It writes $OUT/results.txt (go test output),
-# $OUT/scale.txt and $OUT/summary.md (everything BENCHMARKS.md reports).
+# $OUT/scale.txt and $OUT/summary.md (everything docs/benchmarks.md reports).
 # It prints the summary, then exits 1 if a target was missed.
 set -euo pipefail
 
@@ -35,7 +35,7 @@ go test -c -o "$bin" .
 
 # The sub-benchmarks, as the binary names them: one quick pass of each.
 # Only the pairs (impl=...): BenchmarkShardedScan measures workers, not the
-# library against the raw client (BENCHMARKS.md, "Table-wide work").
+# library against the raw client (docs/benchmarks.md, "Table-wide work").
 mapfile -t names < <("$bin" -test.run '^$' -test.bench "$BENCH" -test.benchtime 1x -test.cpu "$CPU" |
 	awk '/^Benchmark/ && /\/impl=/ { print $1 }')
 benches=$(printf '%s\n' "${names[@]}" | sed 's,/.*,,' | awk '!seen[$0]++')

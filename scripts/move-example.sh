@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# move-example.sh replays the README's worked move on a standalone emulator:
+# move-example.sh replays the worked move of docs/moves.md on a standalone emulator:
 # a family of real-timestamp sessions moved to OneSecond, online.
 #
 #   scripts/move-example.sh
 #
 # It needs cbt and gcloud's cbtemulator on the PATH's SDK (this machine kind
 # ships them); it starts the emulator on port 8086 and stops it at the end,
-# and prints every command with its output, as the README shows them.
+# and prints every command with its output, as docs/moves.md shows them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

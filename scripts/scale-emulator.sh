@@ -8,7 +8,7 @@
 #   cellttl stats                     (an audit, values stripped)
 #
 # each run three times, the median reported, the emulator restarted per
-# size. It prints a Markdown table (BENCHMARKS.md, "Table-wide work").
+# size. It prints a Markdown table (docs/benchmarks.md, "Table-wide work").
 #
 #   scripts/scale-emulator.sh            # 1M and 5M cells: ~10 minutes
 #   SIZES="200000" scripts/scale-emulator.sh

@@ -13,15 +13,6 @@ import (
 	"github.com/cellttl/ttl/scan"
 )
 
-// rule is how the audit judges one family's cells.
-type rule struct {
-	s        ttl.Strategy  // nil for a family without a strategy
-	age      time.Duration // the GC policy's age, when aged
-	aged     bool
-	versions int // the versions the GC policy keeps, when limited
-	limited  bool
-}
-
 // New returns an empty report of table at now: families are the managed
 // families' strategies (nil or empty when none is managed), policies the
 // GC policy of every family of the table as AdminClient.TableInfo reports
@@ -213,4 +204,15 @@ func (a *Report) scale(f float64) {
 			fa.Collectable[j].Count = scaled(fa.Collectable[j].Count, f)
 		}
 	}
+}
+
+// empty returns an empty report with a's families and rules, for one part
+// of the table.
+func (a *Report) empty() *Report {
+	e := &Report{Table: a.Table, Now: a.Now, Values: a.Values, rules: a.rules, Families: make([]Family, len(a.Families))}
+	for i, f := range a.Families {
+		e.Families[i] = Family{Family: f.Family, Strategy: f.Strategy, Policy: f.Policy,
+			Expiring: newBuckets(a.Now), Collectable: newBuckets(a.Now)}
+	}
+	return e
 }

@@ -12,28 +12,9 @@ import (
 	"github.com/cellttl/ttl/internal/text"
 )
 
-// Rewriting a move's old cells in the new encoding, cell by cell, each
-// only if it is still there unchanged: a writer always wins.
-
-// Counts count what rewriting cells did.
-type Counts struct {
-	// Rewritten counts the cells rewritten in the new encoding (in a dry
-	// run, those that would be).
-	Rewritten int64 `json:"rewritten"`
-	// Kept counts the cells left as they were: changed or deleted by a
-	// writer meanwhile, or kept below a newer cell of their column that
-	// the rewritten cell would outrank.
-	Kept int64 `json:"kept"`
-	// Expired counts the old cells already expired, left for GC.
-	Expired int64 `json:"expired"`
-}
-
-// Add adds o to c.
-func (c *Counts) Add(o Counts) {
-	c.Rewritten += o.Rewritten
-	c.Kept += o.Kept
-	c.Expired += o.Expired
-}
+// Rewriting a move's old cells in the new encoding, now rather than when
+// they expire: Family.Rewrite for the whole family, RewriteRow for one row
+// of a pipeline. Each cell is rewritten as cell.go rewrites one.
 
 // rewritable refuses a move whose old cells cannot be rewritten in the
 // new encoding: times to times only. Sequence numbers have no times, and
@@ -170,34 +151,4 @@ func RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family string, m ttl
 		}
 	}
 	return done, nil
-}
-
-// moveCell rewrites the cell of family:column in row stamped ts, holding
-// value, at to instead, atomically and only if the cell is still there
-// unchanged and no other cell of its column is stamped between ts and to
-// (to included): a cell that would be outranked, or would outrank, stays
-// in its place. It reports whether the cell moved.
-func moveCell(ctx context.Context, tbl bigtable.TableAPI, row, family, column string, ts, to bigtable.Timestamp, value []byte) (bool, error) {
-	col := bigtable.ColumnRangeFilter(family, column, column+"\x00")
-	present := bigtable.ChainFilters(col, rules.Millisecond(ts).Filter(),
-		bigtable.ValueRangeFilter(value, append(append([]byte(nil), value...), 0)))
-	between := rules.Range{Lo: ts + 1000, Hi: to + 1000}
-	if to < ts {
-		between = rules.Range{Lo: to, Hi: ts}
-	}
-	if to+1000 < to { // the last millisecond: no end
-		between = rules.Range{Lo: between.Lo, Open: true}
-	}
-	pred := present
-	if !between.Empty() {
-		pred = bigtable.ConditionFilter(bigtable.ChainFilters(col, between.Filter()), bigtable.BlockAllFilter(), present)
-	}
-	m := bigtable.NewMutation()
-	m.DeleteTimestampRange(family, column, ts, ts+1000)
-	m.Set(family, column, to, value)
-	var moved bool
-	if err := tbl.Apply(ctx, row, bigtable.NewCondMutation(pred, m, nil), bigtable.GetCondMutationResult(&moved)); err != nil {
-		return false, fmt.Errorf("move: rewriting row %q, %s:%s at %d: %w", row, family, column, ts, err)
-	}
-	return moved, nil
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
+	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/spec"
 	"github.com/cellttl/ttl/scan"
 )
@@ -49,25 +49,6 @@ type config struct {
 	row        string
 }
 
-// newFlagSet defines the flags of cmd on c: the common ones, then the
-// command's own. It prints nothing: parse errors are returned.
-func newFlagSet(cmd *command, c *config) *flag.FlagSet {
-	fs := flag.NewFlagSet("cellttl "+cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.StringVar(&c.project, "project", "", "Google Cloud `project` ID (required)")
-	fs.StringVar(&c.instance, "instance", "", "Bigtable `instance` ID (required)")
-	fs.StringVar(&c.table, "table", "", "`table` ID (required)")
-	fs.Var(&c.families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
-		"default:DURATION (48h, 90m, 30d) or seqnum:VERSIONS; repeat for each family")
-	fs.DurationVar(&c.timeout, "timeout", 0, "give up after this `duration` (default: no limit)")
-	fs.Var(&c.format, "format", "output `format`: text or json")
-	if cmd.flags != nil {
-		cmd.flags(fs, c)
-	}
-	return fs
-}
-
 // dataFlags defines the flags of a command that reads data.
 func dataFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.appProfile, "app-profile", "", "the app `profile` to read with, such as one that routes to a cluster\n"+
@@ -88,58 +69,6 @@ func workerFlags(fs *flag.FlagSet, c *config) {
 	fs.IntVar(&c.workers, "workers", scan.DefaultWorkers, "read `N` shards of the table at once")
 	fs.BoolVar(&c.progress, "progress", true, "report progress on stderr: a live line on a terminal, a line every\n"+
 		"10s otherwise")
-}
-
-// parse parses a command's arguments. Flags may come before or after the
-// positional arguments; "--" ends the flags.
-func parse(cmd *command, args []string) (*config, error) {
-	c := &config{}
-	fs := newFlagSet(cmd, c)
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if consumed := args[:len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
-			positional = append(positional, rest...)
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-	var missing []string
-	for _, f := range []struct{ name, value string }{{"project", c.project}, {"instance", c.instance}, {"table", c.table}} {
-		if f.value == "" {
-			missing = append(missing, "-"+f.name)
-		}
-	}
-	if len(c.families.Strategies) == 0 && !cmd.familiesOptional {
-		missing = append(missing, "-family")
-	}
-	switch {
-	case len(missing) > 0:
-		return nil, fmt.Errorf("missing %s", strings.Join(missing, ", "))
-	case cmd.positional != "" && len(positional) == 0:
-		return nil, fmt.Errorf("missing %s", cmd.positional)
-	case cmd.positional != "" && len(positional) > 1:
-		return nil, fmt.Errorf("unexpected argument %q after %s", positional[1], cmd.positional)
-	case cmd.positional == "" && len(positional) > 0:
-		return nil, fmt.Errorf("unexpected argument %q", positional[0])
-	}
-	switch {
-	case c.workers < 0 || c.workers == 0 && cmd.scans:
-		return nil, fmt.Errorf("-workers %d: want 1 or more", c.workers)
-	case c.sample < 0 || c.sample >= 1:
-		return nil, fmt.Errorf("-sample %v: want a fraction from 0 (every shard) to below 1", c.sample)
-	}
-	if cmd.positional != "" {
-		c.row = positional[0]
-	}
-	return c, nil
 }
 
 // formatFlag is -format: text (the zero value) or json.
@@ -192,5 +121,52 @@ func (f *timeFlag) Set(v string) error {
 		return fmt.Errorf("want a time such as 2030-04-30T09:00:00Z")
 	}
 	f.t = t
+	return nil
+}
+
+// fromFlag is -from: a strategy SPEC, or none.
+type fromFlag struct {
+	s   ttl.Strategy
+	set bool
+}
+
+func (f *fromFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	if f.s == nil {
+		return "none"
+	}
+	return f.s.String()
+}
+
+func (f *fromFlag) Set(v string) error {
+	s, err := spec.ParseFrom(v)
+	if err != nil {
+		return err
+	}
+	f.s, f.set = s, true
+	return nil
+}
+
+// oldFlag is -old: default, for:DURATION, until:TIME or forever.
+type oldFlag struct {
+	life ttl.Lifetime
+	spec string
+}
+
+func (f *oldFlag) String() string {
+	if f == nil || f.spec == "" {
+		return "default"
+	}
+	return f.spec
+}
+
+func (f *oldFlag) Set(v string) error {
+	life, err := spec.ParseOld(v)
+	if err != nil {
+		return err
+	}
+	f.life, f.spec = life, v
 	return nil
 }

@@ -32,37 +32,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-
-	"cloud.google.com/go/bigtable"
-
-	"github.com/cellttl/ttl"
 )
 
-// Exit statuses.
-const (
-	exitOK       = 0
-	exitFailed   = 1 // the command ran and failed
-	exitUsage    = 2 // bad command line
-	exitMismatch = 3 // check found a mismatch; ensure refused a change
-)
-
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
-
-// A command is one of cellttl's subcommands.
-type command struct {
-	name string
-	args string // what follows the common flags in a usage line
-	help string // the paragraph "cellttl help NAME" and "cellttl NAME -h" print
-	// flags defines the command's own flags, beyond the common ones.
-	flags func(fs *flag.FlagSet, c *config)
-	// positional names the one argument besides flags, if any.
-	positional string
-	// familiesOptional lets the command run without -family.
-	familiesOptional bool
-	// scans reports a command that reads a whole table.
-	scans bool
-	run   func(ctx context.Context, c *config, stdout, stderr io.Writer) int
-}
+func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
 
 var commands = []*command{checkCommand, ensureCommand, statsCommand, inspectCommand,
 	movePlanCommand, moveStartCommand, moveStatusCommand, moveRewriteCommand, moveFinishCommand}
@@ -76,9 +48,9 @@ func commandName(args []string) (string, []string) {
 	return args[0], args[1:]
 }
 
-// run runs cellttl with args (without the program name) and returns the
+// execute runs cellttl with args (without the program name) and returns the
 // exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+func execute(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
@@ -137,28 +109,6 @@ func lookup(name string) *command {
 		}
 	}
 	return nil
-}
-
-// fail reports err from command name and returns its exit status: a
-// strategy or option the library refuses is a bad command line.
-func fail(stderr io.Writer, name string, err error) int {
-	fmt.Fprintf(stderr, "cellttl %s: %v\n", name, err)
-	if errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrInvalidOption) {
-		return exitUsage
-	}
-	return exitFailed
-}
-
-// adminClient connects to the instance's table admin API.
-func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) {
-	return bigtable.NewAdminClient(ctx, c.project, c.instance)
-}
-
-// dataClient connects to the instance's data API, with the app profile
-// -app-profile names. A command line tool exports no client-side metrics.
-func dataClient(ctx context.Context, c *config) (*bigtable.Client, error) {
-	return bigtable.NewClientWithConfig(ctx, c.project, c.instance,
-		bigtable.ClientConfig{AppProfile: c.appProfile, MetricsProvider: bigtable.NoopMetricsProvider{}})
 }
 
 const usage = `cellttl checks, sets up, audits and inspects the column families of a

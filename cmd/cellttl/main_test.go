@@ -51,7 +51,7 @@ func policies(t *testing.T, admin *bigtable.AdminClient) map[string]string {
 // cellttl runs the command line in process.
 func cellttl(args ...string) (stdout, stderr string, code int) {
 	var out, errs bytes.Buffer
-	code = run(args, &out, &errs)
+	code = execute(args, &out, &errs)
 	return out.String(), errs.String(), code
 }
 

@@ -9,7 +9,6 @@ import (
 	"maps"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/spec"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
 )
@@ -281,51 +280,4 @@ func runMoveStep(step moveStepFunc, changes bool) func(ctx context.Context, c *c
 		}
 		return exitOK
 	}
-}
-
-// fromFlag is -from: a strategy SPEC, or none.
-type fromFlag struct {
-	s   ttl.Strategy
-	set bool
-}
-
-func (f *fromFlag) String() string {
-	if f == nil || !f.set {
-		return ""
-	}
-	if f.s == nil {
-		return "none"
-	}
-	return f.s.String()
-}
-
-func (f *fromFlag) Set(v string) error {
-	s, err := spec.ParseFrom(v)
-	if err != nil {
-		return err
-	}
-	f.s, f.set = s, true
-	return nil
-}
-
-// oldFlag is -old: default, for:DURATION, until:TIME or forever.
-type oldFlag struct {
-	life ttl.Lifetime
-	spec string
-}
-
-func (f *oldFlag) String() string {
-	if f == nil || f.spec == "" {
-		return "default"
-	}
-	return f.spec
-}
-
-func (f *oldFlag) Set(v string) error {
-	life, err := spec.ParseOld(v)
-	if err != nil {
-		return err
-	}
-	f.life, f.spec = life, v
-	return nil
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+)
+
+// What every command shares: its shape, how its command line is parsed,
+// the exit statuses, how it fails, and its clients.
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitFailed   = 1 // the command ran and failed
+	exitUsage    = 2 // bad command line
+	exitMismatch = 3 // check found a mismatch; ensure refused a change
+)
+
+// A command is one of cellttl's subcommands.
+type command struct {
+	name string
+	args string // what follows the common flags in a usage line
+	help string // the paragraph "cellttl help NAME" and "cellttl NAME -h" print
+	// flags defines the command's own flags, beyond the common ones.
+	flags func(fs *flag.FlagSet, c *config)
+	// positional names the one argument besides flags, if any.
+	positional string
+	// familiesOptional lets the command run without -family.
+	familiesOptional bool
+	// scans reports a command that reads a whole table.
+	scans bool
+	run   func(ctx context.Context, c *config, stdout, stderr io.Writer) int
+}
+
+// fail reports err from command name and returns its exit status: a
+// strategy or option the library refuses is a bad command line.
+func fail(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "cellttl %s: %v\n", name, err)
+	if errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrInvalidOption) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+// adminClient connects to the instance's table admin API.
+func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) {
+	return bigtable.NewAdminClient(ctx, c.project, c.instance)
+}
+
+// dataClient connects to the instance's data API, with the app profile
+// -app-profile names. A command line tool exports no client-side metrics.
+func dataClient(ctx context.Context, c *config) (*bigtable.Client, error) {
+	return bigtable.NewClientWithConfig(ctx, c.project, c.instance,
+		bigtable.ClientConfig{AppProfile: c.appProfile, MetricsProvider: bigtable.NoopMetricsProvider{}})
+}
+
+// newFlagSet defines the flags of cmd on c: the common ones, then the
+// command's own. It prints nothing: parse errors are returned.
+func newFlagSet(cmd *command, c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("cellttl "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&c.project, "project", "", "Google Cloud `project` ID (required)")
+	fs.StringVar(&c.instance, "instance", "", "Bigtable `instance` ID (required)")
+	fs.StringVar(&c.table, "table", "", "`table` ID (required)")
+	fs.Var(&c.families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
+		"default:DURATION (48h, 90m, 30d) or seqnum:VERSIONS; repeat for each family")
+	fs.DurationVar(&c.timeout, "timeout", 0, "give up after this `duration` (default: no limit)")
+	fs.Var(&c.format, "format", "output `format`: text or json")
+	if cmd.flags != nil {
+		cmd.flags(fs, c)
+	}
+	return fs
+}
+
+// parse parses a command's arguments. Flags may come before or after the
+// positional arguments; "--" ends the flags.
+func parse(cmd *command, args []string) (*config, error) {
+	c := &config{}
+	fs := newFlagSet(cmd, c)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if consumed := args[:len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	var missing []string
+	for _, f := range []struct{ name, value string }{{"project", c.project}, {"instance", c.instance}, {"table", c.table}} {
+		if f.value == "" {
+			missing = append(missing, "-"+f.name)
+		}
+	}
+	if len(c.families.Strategies) == 0 && !cmd.familiesOptional {
+		missing = append(missing, "-family")
+	}
+	switch {
+	case len(missing) > 0:
+		return nil, fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	case cmd.positional != "" && len(positional) == 0:
+		return nil, fmt.Errorf("missing %s", cmd.positional)
+	case cmd.positional != "" && len(positional) > 1:
+		return nil, fmt.Errorf("unexpected argument %q after %s", positional[1], cmd.positional)
+	case cmd.positional == "" && len(positional) > 0:
+		return nil, fmt.Errorf("unexpected argument %q", positional[0])
+	}
+	switch {
+	case c.workers < 0 || c.workers == 0 && cmd.scans:
+		return nil, fmt.Errorf("-workers %d: want 1 or more", c.workers)
+	case c.sample < 0 || c.sample >= 1:
+		return nil, fmt.Errorf("-sample %v: want a fraction from 0 (every shard) to below 1", c.sample)
+	}
+	if cmd.positional != "" {
+		c.row = positional[0]
+	}
+	return c, nil
+}

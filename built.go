@@ -19,6 +19,12 @@ func (b *built) set(family, column string, ts bigtable.Timestamp, value []byte) 
 	b.n++
 }
 
+// addInt adds v to the aggregate cell of family:column stamped ts.
+func (b *built) addInt(family, column string, ts bigtable.Timestamp, v int64) {
+	b.m.AddIntToCell(family, column, ts, v)
+	b.n++
+}
+
 func (b *built) deleteColumn(family, column string) {
 	b.m.DeleteCellsInColumn(family, column)
 	b.n++

@@ -1,7 +1,9 @@
 package ttl
 
 import (
+	"encoding/binary"
 	"math"
+	"time"
 
 	"cloud.google.com/go/bigtable"
 )
@@ -50,6 +52,7 @@ const (
 	opDeleteColumn
 	opDeleteFamily
 	opDeleteRow
+	opAdd // a counter's increment: the change's value holds the delta and the window
 )
 
 // A change is one recorded change, without what its run holds.
@@ -100,6 +103,37 @@ func (m *Mutation) Set(family, column string, value []byte, life Lifetime) {
 func (m *Mutation) Replace(family, column string, value []byte, life Lifetime) {
 	c := m.record(opReplace, family, life)
 	c.column, c.value = column, value
+}
+
+// Add records adding delta to the counter family:column, in the window of
+// w that holds the table clock's now when the mutation is applied (see
+// Window): the family must be a Counter family. The window's cell is
+// stamped with its expiry, w's end plus w.Keep, so every Add to one window
+// merges into one cell, which expires with the window. Add is a blind
+// write: it reads nothing, and works where single-row transactions are
+// refused.
+//
+// A column counts in one window: read it with the same w
+// (Table.ReadCounter, Table.SumCounter). Count the same events per minute
+// and per day in two columns.
+func (m *Mutation) Add(family, column string, delta int64, w Window) {
+	c := m.record(opAdd, family, Default)
+	c.column, c.value = column, encodeAdd(delta, w)
+}
+
+// encodeAdd is an Add's change value: the delta, the window's size and its
+// keep, as three 8-byte big-endian integers (a change holds only a column
+// and a value, so that a recipe stays small).
+func encodeAdd(delta int64, w Window) []byte {
+	b := make([]byte, 0, 24)
+	b = binary.BigEndian.AppendUint64(b, uint64(delta))
+	b = binary.BigEndian.AppendUint64(b, uint64(w.Size))
+	return binary.BigEndian.AppendUint64(b, uint64(w.Keep))
+}
+
+// decodeAdd returns what encodeAdd encoded.
+func decodeAdd(v []byte) (delta int64, w Window) {
+	return int64(binary.BigEndian.Uint64(v)), Window{time.Duration(binary.BigEndian.Uint64(v[8:])), time.Duration(binary.BigEndian.Uint64(v[16:]))}
 }
 
 // DeleteCellsInColumn records deleting every cell of family:column.

@@ -309,6 +309,11 @@ func (m Move) valid() error {
 		return bad("no strategy to move to")
 	case Move:
 		return bad("a move cannot move to a move")
+	case counter:
+		return bad("a counter family cannot be moved: its cells are windows that expire on their own; count in a new family and read both until the old one's windows have expired")
+	}
+	if _, isCounter := m.From.(counter); isCounter {
+		return bad("a counter family cannot be moved: its cells are windows that expire on their own; count in a new family and read both until the old one's windows have expired")
 	}
 	if err := m.To.valid(); err != nil {
 		return err

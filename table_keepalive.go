@@ -70,8 +70,8 @@ func (t *Table) renewable(family string) (Strategy, bool) {
 	if !managed {
 		return nil, false
 	}
-	if _, versions := s.Versions(); versions {
-		return nil, false
+	if _, versions := s.Versions(); versions || s.rule().Counter {
+		return nil, false // no expiry by time, or a counter's window
 	}
 	return s, true
 }

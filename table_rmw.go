@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // ApplyReadModifyWrite applies m to the row atomically on the server, like
@@ -51,7 +53,14 @@ func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadMod
 			}
 		} else {
 			ok, expired := s.readModifyWrite(now, t.margin)
-			if !ok {
+			switch r := s.rule(); {
+			case r.Counter:
+				return nil, fmt.Errorf("%w: read-modify-write in the counter family %q, whose cells are sums (column %q); add to them with Mutation.Add",
+					ErrCounter, o.family, o.column)
+			case !ok && r.Kind == rules.ByTime && !o.isAppend:
+				return nil, fmt.Errorf("%w: %v (family %q, column %q); for a counter that expires, count in a Counter family with Mutation.Add",
+					ErrServerTimestamp, s, o.family, o.column)
+			case !ok:
 				return nil, fmt.Errorf("%w: %v (family %q, column %q)", ErrServerTimestamp, s, o.family, o.column)
 			}
 			if err := t.companions.checkColumn(o.family, o.column); err != nil {

@@ -53,6 +53,9 @@ func (t *Table) Touch(ctx context.Context, row, family, column string, life Life
 	if _, versions := s.Versions(); versions {
 		return false, fmt.Errorf("%w: Touch under %v, whose cells do not expire by time (family %q, column %q)", ErrLifetime, s, family, column)
 	}
+	if s.rule().Counter {
+		return false, fmt.Errorf("%w: Touch in the counter family %q, whose cells expire with their windows (column %q)", ErrCounter, family, column)
+	}
 	now := t.now()
 	ts, err := t.stamp(s, now, life, family, column)
 	if err != nil {

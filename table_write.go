@@ -43,6 +43,7 @@ type writer struct {
 	managed bool
 	rule    rules.Time // s's, when timed
 	timed   bool
+	counter bool // the family is a Counter family
 
 	stamped   bool // whether the fields below are life's in family
 	life      Lifetime
@@ -136,10 +137,10 @@ func (w *writer) buildCond(m *Mutation, nested bool) (built, error) {
 func (w *writer) lookup(family string) (Strategy, bool) {
 	if !w.looked || family != w.family {
 		w.s, w.managed = w.t.strategy(family)
-		w.rule, w.timed = rules.Time{}, false
+		w.rule, w.timed, w.counter = rules.Time{}, false, false
 		if w.managed {
 			if r := w.s.rule(); r.Kind == rules.ByTime {
-				w.rule, w.timed = r.Time, true
+				w.rule, w.timed, w.counter = r.Time, true, r.Counter
 			}
 		}
 		w.looked, w.family, w.stamped = true, family, false
@@ -184,8 +185,19 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 		return nil
 	}
 	s, managed := w.lookup(family)
-	if !managed {
+	switch {
+	case r.kind == opAdd && !managed:
+		if err := w.t.checkUnmanaged(family, changes[0].column); err != nil {
+			return err
+		}
+		return w.addCounters(b, family, changes)
+	case r.kind == opAdd:
+		return w.addCounters(b, family, changes)
+	case !managed:
 		return w.t.addUnmanaged(b, w.now, r, changes)
+	case w.counter && (r.kind == opSet || r.kind == opReplace):
+		return fmt.Errorf("%w: a Set or Replace in the counter family %q, whose cells are sums (column %q); add to them with Mutation.Add",
+			ErrCounter, family, changes[0].column)
 	}
 	if r.kind == opDeleteFamily {
 		for range changes {
@@ -231,6 +243,41 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 		}
 		b.set(family, o.column, ts, o.value)
 		c.set(b, family, o.column, ts, w.now)
+	}
+	return nil
+}
+
+// addCounters adds the increments of changes, all or part of a run of
+// Adds, to family, which must be a Counter family: each to the cell of the
+// window of its Window that holds now, stamped with the window's expiry.
+// An increment whose window has expired (within the read margin) is
+// refused, as a Set born expired is.
+func (w *writer) addCounters(b *built, family string, changes []change) error {
+	if !w.counter {
+		return fmt.Errorf("%w: an Add to %q, which is not a Counter family (column %q): a counter needs an aggregate family; declare it with ttl.Counter",
+			ErrCounter, family, changes[0].column)
+	}
+	var last Window
+	var ts bigtable.Timestamp
+	for i := range changes {
+		o := &changes[i]
+		delta, win := decodeAdd(o.value)
+		if i == 0 || win != last {
+			if err := win.check(); err != nil {
+				return fmt.Errorf("%w (family %q, column %q)", err, family, o.column)
+			}
+			start := win.start(w.now)
+			if expiry := start.Add(win.Size + win.Keep); !expiry.After(w.now.Add(w.t.margin)) {
+				return fmt.Errorf("%w: %v: the window expires at %v, within the read margin of %v after now (%v) (family %q, column %q)",
+					ErrExpired, win, expiry.UTC().Format(time.RFC3339Nano), w.t.margin, w.now.UTC().Format(time.RFC3339Nano), family, o.column)
+			}
+			var err error
+			if ts, err = win.stamp(w.rule, start); err != nil {
+				return fmt.Errorf("%w (family %q, column %q)", err, family, o.column)
+			}
+			last = win
+		}
+		b.addInt(family, o.column, ts, delta)
 	}
 	return nil
 }

@@ -77,6 +77,13 @@ var (
 	// or outranked by a newer cell. The newer state stands.
 	ErrConflict = errors.New("ttl: the cell changed between the read and the write")
 
+	// ErrCounter reports a write or read that does not fit the family's
+	// kind of cell: an Add to a family that is not a counter family, a
+	// Set, Replace, Touch or read-modify-write in a counter family, a
+	// counter read of a plain family, or a counter cell that does not
+	// fall on the window it is read with.
+	ErrCounter = errors.New("ttl: counter and family do not match")
+
 	// ErrRenewal reports KeepAlive renewals that failed (for a reason other
 	// than a newer write, which is not an error): the rows were read and
 	// delivered, but the cells named may expire idle after their previous

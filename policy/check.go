@@ -34,24 +34,71 @@ type Status struct {
 	// it moves to, which the family has once the move is finished: it
 	// matches too. "" for any other strategy.
 	Finished string `json:"finished,omitempty"`
+	// Type is the kind of cell the family holds, as DescribeType spells
+	// it: "plain", "counter" (an aggregate of int64 sums) or "aggregate"
+	// (another aggregate); "" when the family does not exist.
+	Type string `json:"type"`
+	// WantType is the kind the strategy needs: "counter" for a
+	// ttl.Counter, "plain" otherwise.
+	WantType string `json:"want_type"`
 	// Exists reports whether the family exists.
 	Exists bool `json:"exists"`
 	// Matches reports whether the family exists with exactly the policy
 	// its strategy needs (or, in a move, the policy it has once
-	// finished). Any other policy, stricter or looser, is a mismatch.
+	// finished), and holds the kind of cell it needs. Any other policy,
+	// stricter or looser, is a mismatch.
 	Matches bool `json:"matches"`
 }
 
 // newStatus returns the status of family, whose strategy is s, found
-// with policy p (nil: missing).
-func newStatus(family string, s ttl.Strategy, p bigtable.GCPolicy) Status {
-	st := Status{Family: family, Strategy: s.String(), Found: Describe(p), Want: Describe(s.GCPolicy())}
+// with policy p (nil: missing) holding cells of type t.
+func newStatus(family string, s ttl.Strategy, p bigtable.GCPolicy, t bigtable.Type) Status {
+	st := Status{Family: family, Strategy: s.String(), Found: Describe(p), Want: Describe(s.GCPolicy()), WantType: typePlain}
 	if m, ok := s.(ttl.Move); ok {
 		st.Finished = Describe(m.To.GCPolicy())
 	}
+	if ruleOf(s).Counter {
+		st.WantType = typeCounter
+	}
 	st.Exists = p != nil
-	st.Matches = st.Exists && (st.Found == st.Want || st.Finished != "" && st.Found == st.Finished)
+	if st.Exists {
+		st.Type = DescribeType(t)
+	}
+	st.Matches = st.Exists && st.Type == st.WantType && (st.Found == st.Want || st.Finished != "" && st.Found == st.Finished)
 	return st
+}
+
+// The kinds of cell a family holds.
+const (
+	typePlain     = "plain"
+	typeCounter   = "counter"
+	typeAggregate = "aggregate"
+)
+
+// DescribeType spells the kind of cell a family of value type t holds:
+// "counter" for an aggregate of int64 sums (what a ttl.Counter needs),
+// "aggregate" for another aggregate, "plain" for a family without a value
+// type.
+func DescribeType(t bigtable.Type) string {
+	agg, ok := t.(bigtable.AggregateType)
+	if !ok {
+		return typePlain
+	}
+	if _, sum := agg.Aggregator.(bigtable.SumAggregator); sum {
+		if _, i64 := agg.Input.(bigtable.Int64Type); i64 {
+			return typeCounter
+		}
+	}
+	return typeAggregate
+}
+
+// valueType is the value type a family of strategy s is created with: an
+// aggregate of int64 sums for a ttl.Counter, none otherwise.
+func valueType(s ttl.Strategy) bigtable.Type {
+	if ruleOf(s).Counter {
+		return bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.SumAggregator{}}
+	}
+	return nil
 }
 
 // String describes the status, such as
@@ -59,6 +106,8 @@ func newStatus(family string, s ttl.Strategy, p bigtable.GCPolicy) Status {
 func (s Status) String() string {
 	head := fmt.Sprintf("family %q (%s)", s.Family, s.Strategy)
 	switch {
+	case s.Exists && s.Type != s.WantType:
+		return fmt.Sprintf("%s: found %s cells, want %s cells: a family's kind of cell cannot be changed in place", head, s.Type, s.WantType)
 	case !s.Exists:
 		return fmt.Sprintf("%s: missing, want %s", head, s.Want)
 	case !s.Matches && s.Finished != "":
@@ -138,25 +187,32 @@ func checkedFamilies(families map[string]ttl.Strategy) ([]string, map[string]ttl
 // server's NotFound status, which Check and Ensure read as a table to
 // create; the audit and the move tools as an error.
 func Policies(ctx context.Context, admin *bigtable.AdminClient, table string) (map[string]bigtable.GCPolicy, error) {
+	found, _, err := families(ctx, admin, table)
+	return found, err
+}
+
+// families reads the GC policy and the value type of every family of the
+// table, as Policies does.
+func families(ctx context.Context, admin *bigtable.AdminClient, table string) (map[string]bigtable.GCPolicy, map[string]bigtable.Type, error) {
 	info, err := admin.TableInfo(ctx, table)
 	if err != nil {
-		return nil, fmt.Errorf("policy: table %q: %w", table, err)
+		return nil, nil, fmt.Errorf("policy: table %q: %w", table, err)
 	}
-	found := map[string]bigtable.GCPolicy{}
+	found, types := map[string]bigtable.GCPolicy{}, map[string]bigtable.Type{}
 	for _, f := range info.FamilyInfos {
-		found[f.Name] = f.FullGCPolicy
+		found[f.Name], types[f.Name] = f.FullGCPolicy, f.ValueType
 		if found[f.Name] == nil {
 			found[f.Name] = bigtable.NoGcPolicy()
 		}
 	}
-	return found, nil
+	return found, types, nil
 }
 
 // readFamilies returns the status of each managed family, the policies
 // found, and false for a table that does not exist (every family is then
 // missing).
 func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string, names []string, managed map[string]ttl.Strategy) ([]Status, map[string]bigtable.GCPolicy, bool, error) {
-	found, err := Policies(ctx, admin, table)
+	found, types, err := families(ctx, admin, table)
 	exists := true
 	switch {
 	case status.Code(err) == codes.NotFound:
@@ -166,7 +222,7 @@ func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string
 	}
 	statuses := make([]Status, len(names))
 	for i, name := range names {
-		statuses[i] = newStatus(name, managed[name], found[name])
+		statuses[i] = newStatus(name, managed[name], found[name], types[name])
 	}
 	return statuses, found, exists, nil
 }

@@ -57,8 +57,9 @@ func TestCheck(t *testing.T) {
 	assert.Equal(t, `ttl: column family does not match its strategy: table "t": `+
 		strings.Join(append(want[:1:1], want[2:]...), "; "), err.Error())
 	assert.Equal(t, policy.Status{Family: "clicks", Strategy: "DefaultExpiration(48h0m0s)", Found: "maxage=2d", Want: "maxage=2d",
-		Exists: true, Matches: true}, statuses[1])
+		Type: "plain", WantType: "plain", Exists: true, Matches: true}, statuses[1])
 	assert.False(t, statuses[2].Exists)
+	assert.Equal(t, "", statuses[2].Type, "a missing family holds no kind of cell")
 	assert.False(t, statuses[2].Matches)
 	assert.Equal(t, "missing", statuses[2].Found)
 	assert.Equal(t, "never", statuses[4].Found, "no GC is bigtable.NoGcPolicy()")

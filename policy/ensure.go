@@ -227,6 +227,9 @@ func Ensure(ctx context.Context, admin *bigtable.AdminClient, table string, data
 	}
 	plan.CreateTable = !exists
 	scans := plan.actions(statuses, managed, found)
+	if err := plan.unchangeable(); err != nil {
+		return plan, err
+	}
 	if err := plan.count(ctx, data, scans, opts.Scan); err != nil || plan.Read.Sampled > 0 {
 		return plan, err
 	}
@@ -254,6 +257,26 @@ func (p *Plan) actions(statuses []Status, managed map[string]ttl.Strategy, found
 		}
 	}
 	return scans
+}
+
+// unchangeable refuses the families whose kind of cell differs from their
+// strategy's: Bigtable cannot turn a plain family into an aggregate one,
+// or back, so no policy change makes them match, with or without data
+// loss. Nothing is scanned or changed.
+func (p *Plan) unchangeable() error {
+	var bad []string
+	for i := range p.Families {
+		f := &p.Families[i]
+		if f.Exists && f.Type != f.WantType {
+			f.Refused = true
+			bad = append(bad, f.Status.String())
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: table %q: %s; nothing changed: create the family under another name (a counter needs a ttl.Counter family, created as an aggregate of int64 sums)",
+		ttl.ErrFamilyMismatch, p.Table, strings.Join(bad, "; "))
 }
 
 // count runs the loss scans in one pass over data, and sets what each
@@ -304,7 +327,7 @@ func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed m
 	if p.CreateTable {
 		conf := &bigtable.TableConf{TableID: p.Table, ColumnFamilies: map[string]bigtable.Family{}}
 		for _, f := range p.Families {
-			conf.ColumnFamilies[f.Family] = bigtable.Family{GCPolicy: managed[f.Family].GCPolicy()}
+			conf.ColumnFamilies[f.Family] = bigtable.Family{GCPolicy: managed[f.Family].GCPolicy(), ValueType: valueType(managed[f.Family])}
 		}
 		if err := admin.CreateTableFromConf(ctx, conf); err != nil {
 			return fmt.Errorf("policy: creating table %q: %w", p.Table, err)
@@ -322,7 +345,7 @@ func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed m
 		case Keep:
 			continue
 		case Create:
-			err = admin.CreateColumnFamilyWithConfig(ctx, p.Table, f.Family, bigtable.Family{GCPolicy: want})
+			err = admin.CreateColumnFamilyWithConfig(ctx, p.Table, f.Family, bigtable.Family{GCPolicy: want, ValueType: valueType(managed[f.Family])})
 			if err != nil {
 				err = fmt.Errorf("policy: table %q: creating family %q with %s: %w", p.Table, f.Family, Describe(want), err)
 			}

@@ -830,7 +830,7 @@ func TestPlanString(t *testing.T) {
 // tags, each family's status inlined, and the scan's verdict.
 func TestPlanJSON(t *testing.T) {
 	plan := policy.Plan{Table: "t", Now: testkit.Base, DryRun: true, Families: []policy.FamilyPlan{{
-		Status: policy.Status{Family: "f", Strategy: "OneSecond()", Found: "never", Want: "maxage=1s", Exists: true},
+		Status: policy.Status{Family: "f", Strategy: "OneSecond()", Found: "never", Want: "maxage=1s", Type: "plain", WantType: "plain", Exists: true},
 		Action: policy.Change, Rows: 2, Losses: []policy.Loss{{Rows: 2, Reason: "why"}}, Resurfaced: 1, Refused: true,
 	}}, Read: scan.Stats{Reads: 1, Shards: 1, ShardsRead: 1}}
 	b, err := json.Marshal(&plan)
@@ -840,7 +840,7 @@ func TestPlanJSON(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"table": "t", "now": "2030-04-30T09:00:00Z", "dry_run": true, "create_table": false,
 		"families": []any{map[string]any{
-			"family": "f", "strategy": "OneSecond()", "found": "never", "want": "maxage=1s", "exists": true, "matches": false,
+			"family": "f", "strategy": "OneSecond()", "found": "never", "want": "maxage=1s", "type": "plain", "want_type": "plain", "exists": true, "matches": false,
 			"action": "change", "rows_lost": 2.0, "losses": []any{map[string]any{"rows": 2.0, "reason": "why"}},
 			"resurfaced_rows": 1.0, "refused": true, "done": false,
 		}},

@@ -101,7 +101,16 @@ func renderCheck(w io.Writer, table string, statuses []policy.Status) {
 				status += " (in a move)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Family, s.Strategy, s.Found, want, status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Family, s.Strategy, s.Found+kindNote(s.Type), want+kindNote(s.WantType), status)
 	}
 	tw.Flush()
+}
+
+// kindNote names a kind of cell beside a policy, where it is not plain:
+// " (counter)", " (aggregate)".
+func kindNote(kind string) string {
+	if kind == "" || kind == "plain" {
+		return ""
+	}
+	return " (" + kind + ")"
 }

@@ -72,7 +72,7 @@ func newFlagSet(cmd *command, c *config) *flag.FlagSet {
 	fs.StringVar(&c.instance, "instance", "", "Bigtable `instance` ID (required)")
 	fs.StringVar(&c.table, "table", "", "`table` ID (required)")
 	fs.Var(&c.families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
-		"default:DURATION (48h, 90m, 30d) or seqnum:VERSIONS; repeat for each family")
+		"default:DURATION (48h, 90m, 30d), seqnum:VERSIONS or counter:SPEC; repeat for each family")
 	fs.DurationVar(&c.timeout, "timeout", 0, "give up after this `duration` (default: no limit)")
 	fs.Var(&c.format, "format", "output `format`: text or json")
 	if cmd.flags != nil {

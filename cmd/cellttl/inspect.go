@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
@@ -154,7 +155,7 @@ func inspectCells(c *config, tbl *ttl.Table, stored, live bigtable.Row, at time.
 			newer[it.Column]++
 			got, ok := returned[cellKey{it.Column, it.Timestamp}]
 			cols := describeCell(c, tbl, family, it, rank, at, ok)
-			x := inspectedCell{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], "", quote(it.Value, 24)}
+			x := inspectedCell{cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], "", cellValue(c, family, it.Value)}
 			if c.writeTimes {
 				x.Written = "-"
 				if t, ok := ttl.WriteTime(got); ok {
@@ -246,6 +247,15 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// cellValue prints a cell's value: a counter's sum in a ttl.Counter
+// family (an 8-byte big-endian integer), otherwise quoted.
+func cellValue(c *config, family string, v []byte) string {
+	if s, ok := c.families.Strategies[family]; ok && len(v) == 8 && strings.HasPrefix(s.String(), "Counter(") {
+		return fmt.Sprintf("sum %d", int64(binary.BigEndian.Uint64(v)))
+	}
+	return quote(v, 24)
 }
 
 // quote returns b as is when it is short printable text, and otherwise as

@@ -148,6 +148,8 @@ A family SPEC names a family and its strategy:
                            (48h, 90m, 30d) from their timestamp; GC maxage=DURATION
   NAME=seqnum:VERSIONS     SequenceNumbers(VERSIONS): the newest VERSIONS cells of
                            each column live; GC maxversions=VERSIONS
+  NAME=counter:SPEC        Counter(SPEC), SPEC onesecond or default:DURATION: an
+                           aggregate family of int64 sums, counters that expire
 
 A family in a move is given to check, ensure and stats as the move
 commands take it, -family NAME=SPEC with the strategy it moves to, and MOVE:

@@ -17,7 +17,7 @@ func renderPlan(w io.Writer, p *policy.Plan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAMILY\tSTRATEGY\tFOUND\tWANT\tACTION\tROWS LOST")
 	for _, f := range p.Families {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Family, f.Strategy, f.Found, f.Want, planAction(p, f), rowsLost(p, f))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Family, f.Strategy, f.Found+kindNote(f.Type), f.Want+kindNote(f.WantType), planAction(p, f), rowsLost(p, f))
 	}
 	tw.Flush()
 	for _, f := range p.Families {

@@ -166,7 +166,6 @@ func (l *lister) typeSpec(s *ast.TypeSpec) {
 					methods = append(methods, "unexported methods")
 					continue
 				}
-				l.names++
 				methods = append(methods, n.Name)
 				l.add(head + " interface, " + n.Name + l.signature(m.Type.(*ast.FuncType)))
 			}

@@ -13,7 +13,8 @@
 // version lists the same surface. Internal packages, main packages and
 // tests are not part of it. It also prints how many names each package
 // exports (functions, methods, types, variables and constants; not
-// fields), the measure the package's size is kept to.
+// fields, nor the methods an interface declares, which come with its
+// type), the measure the package's size is kept to.
 package main
 
 import (

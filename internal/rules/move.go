@@ -30,6 +30,7 @@ type Strategy struct {
 	Time     Time  // ByTime
 	Versions int   // ByVersions
 	Move     *Move // Moving
+	Counter  bool  // the family is an aggregate family of counters (ByTime)
 }
 
 // IsDefaultExpiration reports whether s is DefaultExpiration: a time rule

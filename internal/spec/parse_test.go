@@ -10,7 +10,8 @@ import (
 	"github.com/cellttl/ttl"
 )
 
-// TestParse checks the three strategy specs, and that every malformed one
+// TestParse checks the strategy specs (the three, and counters of the
+// first two), and that every malformed one
 // is refused with a message that says what was wanted.
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,8 +26,14 @@ func TestParse(t *testing.T) {
 		{"default:1ms", ttl.DefaultExpiration(time.Millisecond), ""},
 		{"seqnum:1", ttl.SequenceNumbers(1), ""},
 		{"seqnum:3", ttl.SequenceNumbers(3), ""},
+		{"counter:onesecond", ttl.Counter(ttl.OneSecond()), ""},
+		{"counter:default:48h", ttl.Counter(ttl.DefaultExpiration(48 * time.Hour)), ""},
 
-		{"onesecond:1s", nil, `strategy "onesecond:1s": want onesecond, default:DURATION or seqnum:VERSIONS`},
+		{"onesecond:1s", nil, `strategy "onesecond:1s": want onesecond, default:DURATION, seqnum:VERSIONS, or counter: and one of the first two`},
+		{"counter:seqnum:3", nil, `strategy "counter:seqnum:3": a counter counts in onesecond or default:DURATION`},
+		{"counter:counter:onesecond", nil, `strategy "counter:counter:onesecond": a counter counts in onesecond or default:DURATION`},
+		{"counter:", nil, `strategy "": want onesecond`},
+		{"counter:default:0s", nil, "default:0s: want a positive duration"},
 		{"OneSecond", nil, `strategy "OneSecond": want onesecond`},
 		{"default", nil, `strategy "default": want onesecond`},
 		{"seqnum", nil, `strategy "seqnum": want onesecond`},

@@ -17,8 +17,20 @@ import (
 	"github.com/cellttl/ttl"
 )
 
-// Parse parses onesecond, default:DURATION or seqnum:VERSIONS.
+// Parse parses onesecond, default:DURATION or seqnum:VERSIONS, or one of
+// the first two after counter: (counter:onesecond, counter:default:48h)
+// for a ttl.Counter family.
 func Parse(spec string) (ttl.Strategy, error) {
+	if inner, ok := strings.CutPrefix(spec, "counter:"); ok {
+		s, err := Parse(inner)
+		if err != nil {
+			return nil, err
+		}
+		if _, versions := s.Versions(); versions || strings.HasPrefix(inner, "counter:") {
+			return nil, fmt.Errorf("strategy %q: a counter counts in onesecond or default:DURATION", spec)
+		}
+		return ttl.Counter(s), nil
+	}
 	kind, arg, hasArg := strings.Cut(spec, ":")
 	switch {
 	case kind == "onesecond" && !hasArg:
@@ -36,7 +48,7 @@ func Parse(spec string) (ttl.Strategy, error) {
 		}
 		return ttl.SequenceNumbers(n), nil
 	}
-	return nil, fmt.Errorf("strategy %q: want onesecond, default:DURATION or seqnum:VERSIONS", spec)
+	return nil, fmt.Errorf("strategy %q: want onesecond, default:DURATION, seqnum:VERSIONS, or counter: and one of the first two", spec)
 }
 
 // ParseDuration parses a Go duration, or a whole number of days such as

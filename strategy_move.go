@@ -304,16 +304,15 @@ func (m Move) valid() error {
 	bad := func(why string, args ...any) error {
 		return fmt.Errorf("%w: %v: %s", ErrInvalidStrategy, m, fmt.Sprintf(why, args...))
 	}
+	_, fromCounter := m.From.(counter)
+	if _, toCounter := m.To.(counter); fromCounter || toCounter {
+		return bad("a counter family cannot be moved: its cells are windows that expire on their own; count in a new family and read both until the old one's windows have expired")
+	}
 	switch m.To.(type) {
 	case nil:
 		return bad("no strategy to move to")
 	case Move:
 		return bad("a move cannot move to a move")
-	case counter:
-		return bad("a counter family cannot be moved: its cells are windows that expire on their own; count in a new family and read both until the old one's windows have expired")
-	}
-	if _, isCounter := m.From.(counter); isCounter {
-		return bad("a counter family cannot be moved: its cells are windows that expire on their own; count in a new family and read both until the old one's windows have expired")
 	}
 	if err := m.To.valid(); err != nil {
 		return err

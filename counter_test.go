@@ -116,6 +116,7 @@ func TestCounterRefusals(t *testing.T) {
 		{"a window of no size", add("hits", "req", 1, ttl.Window{Keep: time.Hour}), ttl.ErrLifetime},
 		{"a window of a fraction of a millisecond", add("hits", "req", 1, ttl.Window{Size: 1500 * time.Microsecond}), ttl.ErrLifetime},
 		{"a negative keep", add("hits", "req", 1, ttl.Window{Size: time.Minute, Keep: -time.Second}), ttl.ErrLifetime},
+		{"a window and keep past a Duration", add("hits", "req", 1, ttl.Window{Size: 100000 * 24 * time.Hour, Keep: 200 * 365 * 24 * time.Hour}), ttl.ErrOutOfRange},
 	} {
 		err := tbl.Apply(ctx, "u", tt.m)
 		assert.ErrorIs(t, err, tt.want, tt.name)
@@ -138,6 +139,8 @@ func TestCounterRefusals(t *testing.T) {
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption, "62 windows of a minute need Keep of 61 minutes")
 	_, err = tbl.SumCounter(ctx, "u", "hits", "req", w, 0)
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
+	_, err = tbl.SumCounter(ctx, "u", "hits", "req", ttl.Window{Size: time.Millisecond, Keep: time.Hour}, 9223372036856)
+	assert.ErrorIs(t, err, ttl.ErrInvalidOption, "(n−1) × Size past a Duration is refused, not wrapped around")
 
 	inc := ttl.NewReadModifyWrite()
 	inc.Increment("hits", "req", 1)
@@ -150,6 +153,45 @@ func TestCounterRefusals(t *testing.T) {
 	assert.ErrorContains(t, err, "count in a Counter family with Mutation.Add", "the refusal points to counters")
 	_, err = tbl.Touch(ctx, "u", "hits", "req", ttl.For(time.Hour))
 	assert.ErrorIs(t, err, ttl.ErrCounter)
+	assert.Empty(t, rawRow(t, raw, "u"), "nothing written")
+}
+
+// TestCounterReadMargin: a table's read margin hides a window's cell that
+// much before its expiry, so a sum needs Keep to cover it as well.
+func TestCounterReadMargin(t *testing.T) {
+	ctx := context.Background()
+	clock := newClock(base)
+	_, raw := counterTable(t, clock)
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"hits": ttl.Counter(ttl.OneSecond())},
+		ttl.WithClock(clock.Now), ttl.WithReadMargin(5*time.Second))
+	require.NoError(t, err)
+	exact := ttl.Window{Size: 10 * time.Second, Keep: 50 * time.Second}
+	_, err = tbl.SumCounter(ctx, "u", "hits", "req", exact, 6)
+	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
+	assert.ErrorContains(t, err, "plus the read margin (5s)")
+
+	w := ttl.Window{Size: 10 * time.Second, Keep: 55 * time.Second}
+	for range 60 {
+		require.NoError(t, tbl.Apply(ctx, "u", add("hits", "req", 1, w)))
+		clock.Advance(time.Second)
+	}
+	// At base+60s the last 6 windows are those from base+10s: 50 adds,
+	// the oldest of them 5s from being hidden by the margin.
+	sum, err := tbl.SumCounter(ctx, "u", "hits", "req", w, 6)
+	require.NoError(t, err)
+	assert.Equal(t, int64(50), sum)
+}
+
+// TestCounterReservedColumn: under RecordWriteTime the columns starting
+// with "\xff\xff" hold write times; an Add there is refused as a Set is.
+func TestCounterReservedColumn(t *testing.T) {
+	clock := newClock(base)
+	_, raw := counterTable(t, clock)
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"hits": ttl.Counter(ttl.OneSecond())},
+		ttl.WithClock(clock.Now), ttl.RecordWriteTime())
+	require.NoError(t, err)
+	err = tbl.Apply(context.Background(), "u", add("hits", "\xff\xffreq", 1, ttl.Window{Size: time.Minute}))
+	assert.ErrorIs(t, err, ttl.ErrReservedColumn)
 	assert.Empty(t, rawRow(t, raw, "u"), "nothing written")
 }
 

@@ -50,8 +50,9 @@ func (t *Table) ReadCounter(ctx context.Context, row, family, column string, w W
 // with now, n × w.Size long at most and (n−1) × w.Size at least. It is
 // what a rate limiter reads: "at most 100 in the last minute" is the sum
 // of the last 6 windows of 10 seconds. The windows must all be kept:
-// w.Keep at least (n−1) × w.Size, or the call is refused with
-// ErrInvalidOption. One read request, for the n windows' cells only.
+// w.Keep at least (n−1) × w.Size plus the table's read margin, or the
+// call is refused with ErrInvalidOption. One read request, for the n
+// windows' cells only.
 func (t *Table) SumCounter(ctx context.Context, row, family, column string, w Window, n int) (int64, error) {
 	if err := t.check(ctx, "SumCounter"); err != nil {
 		return 0, err
@@ -61,9 +62,10 @@ func (t *Table) SumCounter(ctx context.Context, row, family, column string, w Wi
 	if err != nil {
 		return 0, err
 	}
-	if n < 1 || w.Keep < time.Duration(n-1)*w.Size {
-		return 0, fmt.Errorf("%w: SumCounter over %d windows of %v: n must be positive, and Keep at least (n-1) × Size so that every window summed is live (family %q, column %q)",
-			ErrInvalidOption, n, w, family, column)
+	// Keep ≥ (n−1) × Size + margin, in a form that cannot overflow.
+	if spare := w.Keep - t.margin; n < 1 || spare < 0 || int64(n-1) > int64(spare/w.Size) {
+		return 0, fmt.Errorf("%w: SumCounter over %d windows of %v: n must be positive, and Keep at least (n−1) × Size plus the read margin (%v) so that every window summed is live (family %q, column %q)",
+			ErrInvalidOption, n, w, t.margin, family, column)
 	}
 	current := w.start(now)
 	oldest, err := w.stamp(r, current.Add(-time.Duration(n-1)*w.Size))

@@ -261,6 +261,9 @@ func (w *writer) addCounters(b *built, family string, changes []change) error {
 	var ts bigtable.Timestamp
 	for i := range changes {
 		o := &changes[i]
+		if err := w.t.companions.checkColumn(family, o.column); err != nil {
+			return err
+		}
 		delta, win := decodeAdd(o.value)
 		if i == 0 || win != last {
 			if err := win.check(); err != nil {

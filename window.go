@@ -2,6 +2,7 @@ package ttl
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -20,7 +21,9 @@ import (
 // Size must be a whole number of milliseconds that divides a day evenly
 // (1s, 10s, 1m, 5m, 1h, 6h, …) or a whole number of days; Keep a whole,
 // non-negative number of milliseconds. A sum over the last n windows
-// (Table.SumCounter) needs each of them live: Keep at least (n−1) × Size.
+// (Table.SumCounter) needs each of them live: Keep at least (n−1) × Size,
+// plus the table's read margin (WithReadMargin), which hides cells that
+// much before their expiry.
 type Window struct {
 	Size time.Duration
 	Keep time.Duration
@@ -40,6 +43,8 @@ func (w Window) check() error {
 		return fmt.Errorf("%w: %v: the size must divide a day evenly, or be a whole number of days, so that windows fit in days", ErrLifetime, w)
 	case w.Keep < 0 || w.Keep%time.Millisecond != 0:
 		return fmt.Errorf("%w: %v: Keep must be a whole, non-negative number of milliseconds", ErrLifetime, w)
+	case w.Keep > math.MaxInt64-w.Size:
+		return fmt.Errorf("%w: %v: Size plus Keep passes the longest time.Duration, 292 years", ErrOutOfRange, w)
 	}
 	return nil
 }

@@ -25,7 +25,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -74,7 +73,7 @@ func run(out io.Writer, target btenv.Target, w time.Time) error {
 		return err
 	}
 
-	clock := &fakeClock{t: w}
+	clock := btenv.NewClock(w)
 	tbl, err := ttl.NewTable(env.Table, map[string]ttl.Strategy{family: strategy},
 		ttl.WithClock(clock.Now), ttl.OtherFamilies())
 	if err != nil {
@@ -149,7 +148,7 @@ var steps = []struct {
 
 // showLive moves the simulated clock through steps and prints, at each,
 // which customers a read through the Table returns.
-func showLive(ctx context.Context, out io.Writer, tbl *ttl.Table, clock *fakeClock, w time.Time) error {
+func showLive(ctx context.Context, out io.Writer, tbl *ttl.Table, clock *btenv.Clock, w time.Time) error {
 	fmt.Fprintln(out, "\nCustomers a read returns as simulated time passes:")
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "time       live  customers")
@@ -205,24 +204,4 @@ func relative(d time.Duration) string {
 	default:
 		return fmt.Sprintf("W%+dh", h)
 	}
-}
-
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// Now returns the clock's time; the Table calls it once per operation.
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Set moves the clock to t.
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
 }

@@ -36,6 +36,10 @@ type Record struct {
 	// Shards are the shards of the table the work reads, in row order,
 	// each with its state.
 	Shards []ShardRecord `json:"shards"`
+	// State is what work that repeats in rounds keeps between them,
+	// besides its shards (a sweep's watermark and the window of its
+	// round), as JSON; empty for other work. See Journal.NextRound.
+	State json.RawMessage `json:"state,omitempty"`
 }
 
 // A ShardRecord is the state of one shard of recorded work.
@@ -187,6 +191,42 @@ func (j *Journal) Update(i int, after string, result, pending any, done bool) er
 	return j.cp.Save(j.rec)
 }
 
+// LoadState decodes the record's State into v, and reports false, leaving
+// v alone, when the record has none.
+func (j *Journal) LoadState(v any) (bool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.rec.State) == 0 {
+		return false, nil
+	}
+	if err := json.Unmarshal(j.rec.State, v); err != nil {
+		return false, fmt.Errorf("scan: the checkpoint's state is not this work's: %w", err)
+	}
+	return true, nil
+}
+
+// NextRound starts the next round of work that repeats (a sweep, every
+// period): the record's shards are replaced by fresh ones, none done, and
+// its State by state, encoded as JSON, in one Save. A run that resumes
+// from the record resumes this round.
+func (j *Journal) NextRound(shards []Shard, state any) error {
+	b, err := json.Marshal(state)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	rec := &Record{Work: j.rec.Work, Shards: make([]ShardRecord, len(shards)), State: b}
+	for i, s := range shards {
+		rec.Shards[i].Shard = s
+	}
+	if err := j.cp.Save(rec); err != nil {
+		return err
+	}
+	j.rec = rec
+	return nil
+}
+
 // Finished reports whether cp records work as finished: every shard done.
 // A nil cp, an unreadable one or a record of other work is not.
 func Finished(cp Checkpoint, work string) bool {
@@ -215,15 +255,27 @@ type memoryCheckpoint struct {
 	rec *Record
 }
 
+// Load and Save copy the record, as a file would: a journal changes its
+// record in place, and a Save that failed must not be seen to succeed.
 func (c *memoryCheckpoint) Load() (*Record, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.rec, nil
+	return c.rec.copy(), nil
 }
 
 func (c *memoryCheckpoint) Save(r *Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rec = r
+	c.rec = r.copy()
 	return nil
+}
+
+// copy returns a copy of r that shares nothing a journal changes.
+func (r *Record) copy() *Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Shards = append([]ShardRecord(nil), r.Shards...)
+	return &c
 }

@@ -310,3 +310,84 @@ func TestFileCheckpoint(t *testing.T) {
 		t.Errorf("failed Saves left files behind: %v", entries)
 	}
 }
+
+// TestJournalRounds checks work that repeats in rounds: a round's state
+// and fresh shards are saved together, a journal opened again resumes the
+// round with its state, and a failing Save leaves the round as it was.
+func TestJournalRounds(t *testing.T) {
+	cp := scan.FileCheckpoint(filepath.Join(t.TempDir(), "cp.json"))
+	j, err := scan.OpenJournal(cp, "sweep t", threeShards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type window struct{ From, Until int }
+	var w window
+	if ok, err := j.LoadState(&w); ok || err != nil {
+		t.Fatalf("LoadState of a new record = %v, %v", ok, err)
+	}
+	if err := j.Update(1, "k", counts{2}, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	two := []scan.Shard{{End: "m"}, {Start: "m"}}
+	if err := j.NextRound(two, window{10, 20}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := scan.OpenJournal(cp, "sweep t", func() ([]scan.Shard, error) {
+		t.Error("a resumed round was split again")
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := again.LoadState(&w); !ok || err != nil || w != (window{10, 20}) {
+		t.Errorf("LoadState = %v, %v, %+v want the round's window", ok, err, w)
+	}
+	got := again.Shards()
+	if len(got) != 2 || got[0].Shard != two[0] || got[1].Shard != two[1] || got[0].Done || got[1].Done || got[1].After != "" {
+		t.Errorf("the round's shards = %+v want %v, fresh", got, two)
+	}
+
+	bad := &failing{Checkpoint: scan.MemoryCheckpoint()}
+	j, err = scan.OpenJournal(bad, "sweep t", threeShards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.save = errors.New("broken")
+	if err := j.NextRound(two, window{1, 2}); err == nil {
+		t.Error("NextRound with Save failing succeeded")
+	}
+	if ok, _ := j.LoadState(&w); ok || len(j.Shards()) != 3 {
+		t.Error("a NextRound that failed to save changed the journal")
+	}
+	if err := j.NextRound(two, make(chan int)); err == nil {
+		t.Error("NextRound of a state JSON cannot encode succeeded")
+	}
+	other := scan.MemoryCheckpoint()
+	if err := other.Save(&scan.Record{Work: "sweep t", State: json.RawMessage(`"not a window"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if j, err = scan.OpenJournal(other, "sweep t", threeShards); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := j.LoadState(&w); ok || err == nil {
+		t.Errorf("LoadState of another work's state = %v, %v want an error", ok, err)
+	}
+}
+
+// TestMemoryCheckpointCopies: a memory checkpoint keeps what was saved,
+// as a file does, whatever is done to the record after, or to the one a
+// Load returned.
+func TestMemoryCheckpointCopies(t *testing.T) {
+	cp := scan.MemoryCheckpoint()
+	rec := &scan.Record{Work: "w", Shards: []scan.ShardRecord{{Shard: scan.Shard{End: "m"}}}}
+	if err := cp.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Shards[0].Done = true
+	loaded, _ := cp.Load()
+	loaded.Shards[0].After = "k"
+	again, _ := cp.Load()
+	if again.Shards[0].Done || again.Shards[0].After != "" {
+		t.Errorf("the saved record changed with its copies: %+v", again.Shards[0])
+	}
+}

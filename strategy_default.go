@@ -27,7 +27,8 @@ import (
 func DefaultExpiration(d time.Duration) Strategy { return defaultExpiration{d: d} }
 
 type defaultExpiration struct {
-	d time.Duration
+	d     time.Duration
+	grace time.Duration // see Grace
 }
 
 func (s defaultExpiration) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
@@ -48,28 +49,33 @@ func (s defaultExpiration) GCPolicy() bigtable.GCPolicy {
 	if s.valid() != nil {
 		return bigtable.NoGcPolicy()
 	}
-	return bigtable.MaxAgePolicy(s.d)
+	return bigtable.MaxAgePolicy(s.d + s.grace)
 }
 
 func (s defaultExpiration) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
+	if s.valid() != nil {
+		return time.Time{}, false
+	}
 	return rules.Time{Offset: s.d}.Expiry(ts)
 }
 
 func (defaultExpiration) Versions() (int, bool) { return 0, false }
 
 // String returns the strategy as the Go expression that makes it, such as
-// "DefaultExpiration(48h0m0s)".
-func (s defaultExpiration) String() string { return fmt.Sprintf("DefaultExpiration(%v)", s.d) }
+// "DefaultExpiration(48h0m0s)" or "Grace(DefaultExpiration(48h0m0s), 1h0m0s)".
+func (s defaultExpiration) String() string {
+	return withGrace(fmt.Sprintf("DefaultExpiration(%v)", s.d), s.grace)
+}
 
 func (s defaultExpiration) valid() error {
 	if s.d <= 0 || s.d%time.Millisecond != 0 {
 		return fmt.Errorf("%w: %v: the default must be a positive whole number of milliseconds", ErrInvalidStrategy, s)
 	}
-	return nil
+	return checkGrace(s, s.grace)
 }
 
 func (s defaultExpiration) rule() rules.Strategy {
-	return rules.Strategy{Kind: rules.ByTime, Time: rules.Time{Offset: s.d}}
+	return rules.Strategy{Kind: rules.ByTime, Time: rules.Time{Offset: s.d}, Grace: s.grace}
 }
 
 func (defaultExpiration) supersedes(bigtable.Timestamp) (rules.Range, bool) {

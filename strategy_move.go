@@ -255,8 +255,9 @@ func (m Move) Filter(now time.Time) bigtable.Filter {
 // GCPolicy returns the family's policy during the move: one that deletes
 // no cell either rule keeps live. Between time rules it is the oldest age
 // either allows (MaxAge of the old cells' lifetime, or of the new default
-// if longer), in whole seconds; where the rules disagree (sequence numbers
-// and times, old cells that never expire) it is no GC at all.
+// if longer), plus the longer grace of From and To (see Grace), in whole
+// seconds; where the rules disagree (sequence numbers and times, old cells
+// that never expire) it is no GC at all.
 func (m Move) GCPolicy() bigtable.GCPolicy {
 	if m.valid() != nil {
 		return bigtable.NoGcPolicy()
@@ -265,11 +266,9 @@ func (m Move) GCPolicy() bigtable.GCPolicy {
 	if old.Kind != rules.ByTime || new.Kind != rules.ByTime || !old.Until.IsZero() {
 		return bigtable.NoGcPolicy()
 	}
-	age := max(old.Time.Offset, new.Time.Offset)
-	if rem := age % time.Second; rem != 0 {
-		age += time.Second - rem
-	}
-	return bigtable.MaxAgePolicy(age)
+	r := m.rules()
+	age := max(old.Time.Offset, new.Time.Offset) + max(r.From.Grace, r.To.Grace)
+	return bigtable.MaxAgePolicy((age + time.Second - 1).Truncate(time.Second))
 }
 
 // ExpiresAt returns the expiry of a cell stamped ts by the rule of its side

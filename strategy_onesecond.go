@@ -21,30 +21,54 @@ import (
 // ordinary timestamps to this policy deletes its data.
 func OneSecond() Strategy { return oneSecond{} }
 
-type oneSecond struct{}
+type oneSecond struct {
+	grace time.Duration // see Grace
+}
 
 // oneSecondRule stores the expiry itself.
 var oneSecondRule = rules.Time{}
 
 func (s oneSecond) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
+	if s.grace != 0 {
+		if err := s.valid(); err != nil {
+			return 0, err
+		}
+	}
 	return timestamp(oneSecondRule, now, life, s.String)
 }
 
-func (oneSecond) Filter(now time.Time) bigtable.Filter { return oneSecondRule.Filter(now) }
+func (s oneSecond) Filter(now time.Time) bigtable.Filter {
+	if s.grace != 0 && s.valid() != nil {
+		return bigtable.BlockAllFilter()
+	}
+	return oneSecondRule.Filter(now)
+}
 
-func (oneSecond) GCPolicy() bigtable.GCPolicy { return bigtable.MaxAgePolicy(time.Second) }
+// GCPolicy returns MaxAge(1s), or, with a grace (see Grace), MaxAge of the
+// grace if it is longer.
+func (s oneSecond) GCPolicy() bigtable.GCPolicy {
+	if s.valid() != nil {
+		return bigtable.NoGcPolicy()
+	}
+	return bigtable.MaxAgePolicy(max(time.Second, s.grace))
+}
 
-func (oneSecond) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) { return oneSecondRule.Expiry(ts) }
+func (s oneSecond) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
+	if s.grace != 0 && s.valid() != nil {
+		return time.Time{}, false
+	}
+	return oneSecondRule.Expiry(ts)
+}
 
 func (oneSecond) Versions() (int, bool) { return 0, false }
 
-// String returns "OneSecond()".
-func (oneSecond) String() string { return "OneSecond()" }
+// String returns "OneSecond()", or with a grace "Grace(OneSecond(), 10m0s)".
+func (s oneSecond) String() string { return withGrace("OneSecond()", s.grace) }
 
-func (oneSecond) valid() error { return nil }
+func (s oneSecond) valid() error { return checkGrace(s, s.grace) }
 
-func (oneSecond) rule() rules.Strategy {
-	return rules.Strategy{Kind: rules.ByTime, Time: oneSecondRule}
+func (s oneSecond) rule() rules.Strategy {
+	return rules.Strategy{Kind: rules.ByTime, Time: oneSecondRule, Grace: s.grace}
 }
 
 func (oneSecond) supersedes(bigtable.Timestamp) (rules.Range, bool) { return rules.Range{}, false }

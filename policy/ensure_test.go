@@ -192,10 +192,52 @@ func TestEnsureChange(t *testing.T) {
 		},
 		{
 			// maxage=1s is OneSecond's own age: dropping the version limit
-			// moves no expiry.
+			// moves no expiry and hides nothing, so nothing is read.
 			name: "one second, version limit dropped", found: bigtable.UnionPolicy(bigtable.MaxAgePolicy(time.Second), bigtable.MaxVersionsPolicy(1)),
 			strategy: ttl.OneSecond(),
 			cells:    []testkit.Stored{stored("r1", "a", at(h)), stored("r2", "a", at(365*24*h))},
+			noScan:   true,
+		},
+		{
+			// A grace keeps expired cells longer: it hides and deletes
+			// nothing, even a cell that expired a moment ago.
+			name: "grace given to one second", found: bigtable.MaxAgePolicy(time.Second),
+			strategy: ttl.Grace(ttl.OneSecond(), time.Hour),
+			cells:    []testkit.Stored{stored("r1", "a", at(-time.Millisecond)), stored("r2", "a", at(h))},
+			noScan:   true,
+		},
+		{
+			name: "grace given to default expiration", found: bigtable.MaxAgePolicy(48 * h),
+			strategy: ttl.Grace(ttl.DefaultExpiration(48*h), h),
+			cells:    []testkit.Stored{stored("r1", "a", at(-48*h-time.Millisecond)), stored("r2", "a", at(-h))},
+			noScan:   true,
+		},
+		{
+			// The policy alone cannot tell a grace from a longer default:
+			// taking a grace off is reported as the loss of the cells that
+			// would have lived under the longer age as a default (the one
+			// the grace kept 30 minutes past its expiry, and a live one),
+			// so that it needs consent.
+			name: "grace taken off", found: bigtable.MaxAgePolicy(49 * h),
+			strategy: ttl.DefaultExpiration(48 * h),
+			cells:    []testkit.Stored{stored("r1", "a", at(-48*h-30*time.Minute)), stored("r2", "a", at(-h))},
+			lost:     2, returned: 2,
+			losses: []string{
+				"1 row holds cells stamped 2030-04-28T08:00:00.001Z to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)",
+				"1 row holds cells whose expiries move 1h earlier under DefaultExpiration(48h0m0s) than under maxage=49h",
+			},
+		},
+		{
+			// Within the age a grace gives, a shorter default still hides
+			// live cells sooner than they were written to expire.
+			name: "default shortened under a grace's age", found: bigtable.MaxAgePolicy(49 * h),
+			strategy: ttl.Grace(ttl.DefaultExpiration(48*h), 2*h),
+			cells:    []testkit.Stored{stored("r1", "a", at(-48*h-30*time.Minute)), stored("r2", "a", at(-h))},
+			lost:     2, returned: 2,
+			losses: []string{
+				"1 row holds cells stamped 2030-04-28T08:00:00.001Z to 2030-04-28T09:00:00.000Z, which would expire at once under Grace(DefaultExpiration(48h0m0s), 2h0m0s)",
+				"1 row holds cells whose expiries move 1h earlier under Grace(DefaultExpiration(48h0m0s), 2h0m0s) than under maxage=49h",
+			},
 		},
 		{
 			name: "default expiration on real timestamps", strategy: ttl.DefaultExpiration(48 * h),

@@ -115,6 +115,12 @@ func newLossScan(s ttl.Strategy, found bigtable.GCPolicy, now time.Time) lossSca
 	if sr := ruleOf(s); sr.Kind == rules.ByTime {
 		r := sr.Time
 		live := r.LiveFrom(now)
+		// maxage=1s is OneSecond's own policy: under it, as under
+		// OneSecond, a cell stamped before now has expired.
+		if own := r.Offset; own == 0 && aged && age <= time.Second {
+			doomed = live
+			sc.from = doomed
+		}
 		sc.ranges[kindSequence] = rules.Range{Lo: doomed, Hi: min(live, rules.RealTime)}
 		sc.ranges[kindExpired] = rules.Range{Lo: max(doomed, rules.RealTime), Hi: live}
 		sc.ranges[kindBack] = rules.Range{Lo: live, Hi: doomed}
@@ -123,8 +129,12 @@ func newLossScan(s ttl.Strategy, found bigtable.GCPolicy, now time.Time) lossSca
 		// every live cell before the expiry it was written with. The cells
 		// from the old age's Forever on still expire in the year 294,000
 		// under s: they are not counted. maxage=1s is OneSecond's own
-		// policy, so the age is compared with s's own age.
-		if own, _ := rules.GCAge(s.GCPolicy()); aged && age > own {
+		// policy, so the age is compared with the age s reads by (its
+		// offset, 1s for OneSecond), not its GC age, which a grace
+		// (ttl.Grace) lengthens: a family found with a longer age, which
+		// may be a grace being taken off, is reported as a loss, since the
+		// policy alone cannot tell a grace from a longer default.
+		if own := max(r.Offset, time.Second); aged && age > own {
 			sc.ranges[kindEarlier] = rules.Range{Lo: max(live, rules.RealTime), Hi: rules.Time{Offset: age}.Forever()}
 			sc.age, sc.shift = age, age-r.Offset
 		}

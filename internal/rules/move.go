@@ -31,6 +31,9 @@ type Strategy struct {
 	Versions int   // ByVersions
 	Move     *Move // Moving
 	Counter  bool  // the family is an aggregate family of counters (ByTime)
+	// Grace is how much longer than its rule needs the family's GC keeps
+	// an expired cell stored (ByTime): reads are unchanged.
+	Grace time.Duration
 }
 
 // IsDefaultExpiration reports whether s is DefaultExpiration: a time rule
@@ -203,6 +206,24 @@ func (s Side) Expired(now time.Time) []Range {
 		return []Range{dead}
 	}
 	return nil
+}
+
+// ExpiredIn returns the timestamps of the side's cells that expire in
+// the interval (a, b]: live at a, expired at b. It is empty when b is not
+// after a.
+func (s Side) ExpiredIn(a, b time.Time) (Range, bool) {
+	at := s.Expired(b)
+	if len(at) == 0 || !b.After(a) {
+		return Range{}, false
+	}
+	r := at[0]
+	if before := s.Expired(a); len(before) > 0 {
+		if before[0].Open {
+			return Range{}, false
+		}
+		r = r.From(before[0].Hi)
+	}
+	return r, !r.Empty()
 }
 
 // LiveAt reports whether a cell of the side stamped ts, the rank-th newest

@@ -369,3 +369,56 @@ func TestSideRestamp(t *testing.T) {
 		t.Errorf("restamped at %d, which expires at %v, %v; want by the last millisecond", ts, e, expires)
 	}
 }
+
+// TestSideExpiredIn checks, cell by cell, that the range of a side's cells
+// that expire in (a, b] holds exactly those live at a and not at b, for
+// time rules, Untils and sides that never expire, over windows that start
+// and end on and around expiries.
+func TestSideExpiredIn(t *testing.T) {
+	hour := Side{Kind: ByTime, Time: Time{time.Hour}, Span: beforeStart}
+	hourUntil := hour
+	hourUntil.Until = start.Add(30 * time.Minute)
+	oneSecondAll := Side{Kind: ByTime, Span: Range{Open: true}}
+	sides := map[string]Side{
+		"time rule":       hour,
+		"time rule until": hourUntil,
+		"one second":      oneSecondAll,
+		"one second new":  Side{Kind: ByTime, Span: fromStart},
+		"none until":      {Kind: None, Until: until, Span: beforeStart},
+		"versions until":  {Kind: ByVersions, Versions: 1, Until: until, Span: seqNumbers},
+		"none":            {Kind: None, Span: realTimes},
+		"versions":        {Kind: ByVersions, Versions: 1, Span: seqNumbers},
+	}
+	var instants []time.Time
+	for _, t0 := range []time.Time{start, start.Add(-time.Hour), start.Add(30 * time.Minute), until, start.Add(time.Hour)} {
+		for _, d := range []time.Duration{-time.Millisecond, -time.Microsecond, 0, time.Microsecond, time.Millisecond, time.Second} {
+			instants = append(instants, t0.Add(d))
+		}
+	}
+	var stamps []bigtable.Timestamp
+	for _, t0 := range instants {
+		for _, d := range []time.Duration{-time.Hour, 0, time.Hour} {
+			stamps = append(stamps, bigtable.Time(t0.Add(d)).TruncateToMilliseconds())
+		}
+	}
+	stamps = append(stamps, 0, 1000, 5000, Time{time.Hour}.Forever(), MaxTimestamp)
+	for name, s := range sides {
+		for _, a := range instants {
+			for _, b := range instants {
+				r, ok := s.ExpiredIn(a, b)
+				if ok == r.Empty() {
+					t.Errorf("%s: ExpiredIn(%v, %v) = %+v, %v: ok disagrees with the range", name, a, b, r, ok)
+				}
+				for _, ts := range stamps {
+					if !s.Span.Contains(ts) && !(s.Span == Range{}) {
+						continue
+					}
+					want := s.LiveAt(ts, 0, a) && !s.LiveAt(ts, 0, b)
+					if got := ok && r.Contains(ts); got != want {
+						t.Errorf("%s: ExpiredIn(%v, %v) = %+v holds %d: %v, want %v", name, a.Format(time.RFC3339Nano), b.Format(time.RFC3339Nano), r, ts, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -19,8 +19,12 @@ import (
 
 // Parse parses onesecond, default:DURATION or seqnum:VERSIONS, or one of
 // the first two after counter: (counter:onesecond, counter:default:48h)
-// for a ttl.Counter family.
+// for a ttl.Counter family, or any of these but seqnum after
+// grace:DURATION: (grace:10m:onesecond) for a family with a ttl.Grace.
 func Parse(spec string) (ttl.Strategy, error) {
+	if rest, ok := strings.CutPrefix(spec, "grace:"); ok {
+		return parseGrace(spec, rest)
+	}
 	if inner, ok := strings.CutPrefix(spec, "counter:"); ok {
 		s, err := Parse(inner)
 		if err != nil {
@@ -48,7 +52,24 @@ func Parse(spec string) (ttl.Strategy, error) {
 		}
 		return ttl.SequenceNumbers(n), nil
 	}
-	return nil, fmt.Errorf("strategy %q: want onesecond, default:DURATION, seqnum:VERSIONS, or counter: and one of the first two", spec)
+	return nil, fmt.Errorf("strategy %q: want onesecond, default:DURATION, seqnum:VERSIONS, or counter:SPEC or grace:DURATION:SPEC around either of the first two", spec)
+}
+
+// parseGrace parses the rest of spec after its grace: prefix, DURATION:SPEC.
+func parseGrace(spec, rest string) (ttl.Strategy, error) {
+	arg, inner, ok := strings.Cut(rest, ":")
+	g, err := ParseDuration(arg)
+	if !ok || err != nil || g <= 0 || g%time.Second != 0 {
+		return nil, fmt.Errorf("strategy %q: grace:%s: want a positive whole number of seconds, such as grace:10m:onesecond", spec, arg)
+	}
+	s, err := Parse(inner)
+	if err != nil {
+		return nil, err
+	}
+	if _, versions := s.Versions(); versions || strings.HasPrefix(inner, "grace:") {
+		return nil, fmt.Errorf("strategy %q: a grace is for onesecond, default:DURATION and their counters", spec)
+	}
+	return ttl.Grace(s, g), nil
 }
 
 // ParseDuration parses a Go duration, or a whole number of days such as

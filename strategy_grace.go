@@ -1,0 +1,96 @@
+package ttl
+
+import (
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
+)
+
+// Grace returns s with a grace of g: the family's GC policy keeps each
+// expired cell stored for g after its expiry (OneSecond's MaxAge(1s)
+// becomes MaxAge(g); DefaultExpiration(d)'s MaxAge(d) becomes
+// MaxAge(d+g)), while timestamps, reads and ExpiresAt are s's own. The
+// expired cells are hidden from the library's readers as before; they stay
+// stored so that a sweep (package sweep) that keeps within g finds every
+// one of them, and can report it.
+//
+// s must be OneSecond, DefaultExpiration or a Counter of one, and g a
+// whole number of seconds, not negative (Bigtable reports GC ages in whole
+// seconds); Grace(s, 0) is s. Grace of a Counter is the Counter of the
+// grace: Grace(Counter(OneSecond()), g) == Counter(Grace(OneSecond(), g)).
+// Otherwise the strategy is invalid: NewTable refuses it with
+// ErrInvalidStrategy. A strategy move's grace is its sides': a Move from
+// or to a strategy with a grace keeps the longer grace (see Move.GCPolicy).
+//
+// Every process that names the family, its writers and readers as well as
+// the family tools, must name it with its grace: the family's GC policy is
+// part of what the tools check.
+func Grace(s Strategy, g time.Duration) Strategy {
+	switch s := s.(type) {
+	case oneSecond:
+		s.grace = g
+		return s
+	case defaultExpiration:
+		s.grace = g
+		return s
+	case counter:
+		return counter{Grace(s.s, g)}
+	}
+	return badGrace{s, g}
+}
+
+// withGrace returns the name of a strategy with grace g: name itself
+// without one, Grace(name, g) with one.
+func withGrace(name string, g time.Duration) string {
+	if g == 0 {
+		return name
+	}
+	return fmt.Sprintf("Grace(%s, %v)", name, g)
+}
+
+// checkGrace returns nil, or the error that says why grace g of s is
+// invalid.
+func checkGrace(s Strategy, g time.Duration) error {
+	if g < 0 || g%time.Second != 0 {
+		return fmt.Errorf("%w: %v: a grace must be a whole number of seconds, not negative (Bigtable reports GC ages in whole seconds)", ErrInvalidStrategy, s)
+	}
+	return nil
+}
+
+// badGrace is the grace of a strategy that cannot have one: invalid.
+type badGrace struct {
+	s Strategy
+	g time.Duration
+}
+
+func (b badGrace) Timestamp(time.Time, Lifetime) (bigtable.Timestamp, error) { return 0, b.valid() }
+
+func (badGrace) Filter(time.Time) bigtable.Filter { return bigtable.BlockAllFilter() }
+
+func (badGrace) GCPolicy() bigtable.GCPolicy { return bigtable.NoGcPolicy() }
+
+func (badGrace) ExpiresAt(bigtable.Timestamp) (time.Time, bool) { return time.Time{}, false }
+
+func (badGrace) Versions() (int, bool) { return 0, false }
+
+// String returns "Grace(s, g)".
+func (b badGrace) String() string {
+	inner := "nil"
+	if b.s != nil {
+		inner = b.s.String()
+	}
+	return fmt.Sprintf("Grace(%s, %v)", inner, b.g)
+}
+
+func (b badGrace) valid() error {
+	return fmt.Errorf("%w: %v: a grace is for OneSecond, DefaultExpiration and their counters, whose cells expire at an instant; a move's grace is its sides'", ErrInvalidStrategy, b)
+}
+
+func (b badGrace) rule() rules.Strategy { return rules.Strategy{} }
+
+func (badGrace) supersedes(bigtable.Timestamp) (rules.Range, bool) { return rules.Range{}, false }
+
+func (badGrace) readModifyWrite(time.Time, time.Duration) (bool, []rules.Range) { return false, nil }

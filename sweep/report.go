@@ -1,0 +1,106 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/scan"
+)
+
+// A Report is what one call of Sweeper.Once did: the round it swept, the
+// events it delivered and what it read.
+type Report struct {
+	// Table is the table swept.
+	Table string `json:"table"`
+	// Granularity is what each event reports.
+	Granularity Granularity `json:"-"`
+	// From and Until are the round's window: the expiries after From, up
+	// to Until. Once the round is complete the watermark is Until: the
+	// next round starts there.
+	From  time.Time `json:"from"`
+	Until time.Time `json:"until"`
+	// Resumed reports that the round was begun by an earlier call, which
+	// stopped before it was complete: this call read only the shards that
+	// call did not finish, from where it stopped.
+	Resumed bool `json:"resumed"`
+	// Events is the number of events delivered in the round, by this call
+	// and those that began it. A call that stopped on an error may have
+	// delivered one more batch, which the next call delivers again.
+	Events int64 `json:"events"`
+	// Expired counts the cells found expired in the window, in the rows
+	// read; their bytes include values only when the sweep reads them.
+	Expired scan.Count `json:"expired"`
+	// Deleted is the number of rows in which a sweep that deletes
+	// (Options.Delete) deleted expired cells.
+	Deleted int64 `json:"deleted"`
+	// Read is what the call read: its requests, rows and cells are this
+	// call's; its Shards and ShardsRead the round's, so that Read.Complete
+	// reports whether the round is.
+	Read scan.Stats `json:"read"`
+	// Missed lists the families in which GC may have deleted cells that
+	// expired in the window before the sweep read them: the sweep fell
+	// further behind than the family keeps expired cells. Give the family
+	// a grace (ttl.Grace) at least as long as the sweep may fall behind.
+	Missed []Missed `json:"missed"`
+}
+
+// A Missed is a span of expiries a sweep may not have seen in one family:
+// GC may delete a cell of it the family's Keep after its expiry, and the
+// sweep read the family later than that.
+type Missed struct {
+	// Family is the family.
+	Family string `json:"family"`
+	// From and Until bound the expiries: after From, up to Until.
+	From  time.Time `json:"from"`
+	Until time.Time `json:"until"`
+	// Keep is how long after expiry the family's GC policy keeps a cell.
+	Keep time.Duration `json:"keep"`
+}
+
+// Complete reports whether the round is complete and nothing in it was
+// missed: every shard read, every event delivered, and every cell that
+// expired in the window reported (none that GC may have deleted first).
+func (r *Report) Complete() bool { return r.Read.Complete() && len(r.Missed) == 0 }
+
+// MarshalJSON encodes the report for programs, with its granularity and
+// its verdict, complete.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type plain Report // without this method
+	return json.Marshal(struct {
+		*plain
+		Granularity string `json:"granularity"`
+		Complete    bool   `json:"complete"`
+	}{(*plain)(r), r.Granularity.String(), r.Complete()})
+}
+
+// String returns the report for a person: the window, the events, what
+// was read and deleted, and what may have been missed.
+func (r *Report) String() string {
+	var b strings.Builder
+	state := "complete"
+	switch {
+	case !r.Read.Complete():
+		state = fmt.Sprintf("stopped after %d of %d shards; run again to resume", r.Read.ShardsRead, r.Read.Shards)
+	case len(r.Missed) > 0:
+		state = "complete, but GC may have deleted some expired cells first"
+	}
+	fmt.Fprintf(&b, "sweep of table %q, expiries after %s up to %s: %s\n", r.Table, text.Time(r.From), text.Time(r.Until), state)
+	if r.Resumed {
+		fmt.Fprintf(&b, "  resumed a round an earlier run began\n")
+	}
+	fmt.Fprintf(&b, "  %s delivered; %s expired (%s)", text.Plural(int(r.Events), r.Granularity.String()+" event", r.Granularity.String()+" events"),
+		text.Plural(int(r.Expired.Cells), "cell", "cells"), text.Bytes(r.Expired.Bytes))
+	if r.Deleted > 0 {
+		fmt.Fprintf(&b, ", deleted in %s", text.Plural(int(r.Deleted), "row", "rows"))
+	}
+	fmt.Fprintf(&b, "\n  read %s returned of %s seen, in %s\n", text.Plural(r.Read.CellsReturned, "cell", "cells"),
+		text.Plural(r.Read.CellsSeen, "cell", "cells"), text.Plural(r.Read.Reads, "request", "requests"))
+	for _, m := range r.Missed {
+		fmt.Fprintf(&b, "  family %q: cells that expired after %s up to %s may have been deleted by GC (it keeps them %v after expiry) before the sweep read them\n",
+			m.Family, text.Time(m.From), text.Time(m.Until), m.Keep)
+	}
+	return b.String()
+}

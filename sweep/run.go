@@ -1,0 +1,324 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
+)
+
+// state is what a sweep keeps in its checkpoint besides the shards: the
+// window of its round. Once every shard is done, Until is the watermark.
+type state struct {
+	From  time.Time `json:"from"`
+	Until time.Time `json:"until"`
+}
+
+// tally is what a round did in one shard, as its checkpoint records it.
+type tally struct {
+	Events  int64      `json:"events"`
+	Expired scan.Count `json:"expired"`
+	Deleted int64      `json:"deleted"`
+}
+
+// add adds o to t.
+func (t *tally) add(o tally) {
+	t.Events += o.Events
+	t.Expired.Add(o.Expired)
+	t.Deleted += o.Deleted
+}
+
+// A run is one call of Sweeper.Once.
+type run struct {
+	s       *Sweeper
+	deliver Deliver
+	j       *scan.Journal
+	round   *Round
+	filter  bigtable.Filter
+
+	delivering sync.Mutex // one delivery at a time
+
+	mu    sync.Mutex // guards the fields below
+	read  scan.Stats // by the shards read, whether they finished or not
+	saved bool       // the run recorded progress in the checkpoint
+}
+
+// do runs the round the checkpoint records as begun, or the next one.
+func (r *run) do(ctx context.Context) (*Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := r.s
+	cp := s.o.Checkpoint
+	prev, err := cp.Load()
+	if err != nil {
+		return nil, err
+	}
+	if r.j, err = scan.OpenJournal(cp, s.work, func() ([]scan.Shard, error) { return nil, nil }); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	var st state
+	began, err := r.j.LoadState(&st)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	resumed := began && !finished(r.j.Shards())
+	policies, err := r.policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !resumed {
+		next, ok, err := r.next(began, st)
+		if err != nil || !ok {
+			return &Report{Table: s.table, Granularity: s.o.Granularity, From: next.From, Until: next.From}, err
+		}
+		shards, err := scan.Shards(ctx, s.data)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.j.NextRound(shards, next); err != nil {
+			return nil, err
+		}
+		st = next
+	}
+	r.round, err = s.Round(st.From, st.Until)
+	if err != nil {
+		return nil, err
+	}
+	r.filter = r.round.Filter()
+	err = r.shards(ctx)
+	if err != nil && !resumed && !r.saved && prev != nil {
+		// Nothing was delivered: leave the checkpoint as it was.
+		if rerr := cp.Save(prev); rerr != nil {
+			err = fmt.Errorf("%w (and restoring the checkpoint: %v)", err, rerr)
+		}
+	}
+	return r.report(resumed, policies), err
+}
+
+// next returns the window of the round after st, and false when it would
+// be empty: the watermark is within the margin of now. A sweep that has
+// not begun records where its first round starts.
+func (r *run) next(began bool, st state) (state, bool, error) {
+	s := r.s
+	now := s.now()
+	end := now.Add(-s.o.Margin).Truncate(time.Millisecond)
+	from := st.Until
+	if !began {
+		if err := s.checkOptions(now); err != nil {
+			return state{From: from}, false, fmt.Errorf("sweep: %w", err)
+		}
+		from = s.o.Since
+		if from.IsZero() {
+			from = end
+		}
+	}
+	if !end.After(from) {
+		if !began {
+			if err := r.j.NextRound(nil, state{From: from, Until: from}); err != nil {
+				return state{From: from}, false, err
+			}
+		}
+		return state{From: from}, false, nil
+	}
+	return state{From: from, Until: end}, true, nil
+}
+
+// policies returns the GC policy of each family: as the table has it,
+// read through the admin client, or the strategy's own without one. A
+// family the table does not have is refused with ttl.ErrFamilyMismatch.
+func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error) {
+	s := r.s
+	out := map[string]bigtable.GCPolicy{}
+	if s.admin == nil {
+		for _, f := range s.fams {
+			out[f.name] = f.s.GCPolicy()
+		}
+		return out, nil
+	}
+	found, err := policy.Policies(ctx, s.admin, s.table)
+	if status.Code(err) == codes.NotFound {
+		return nil, fmt.Errorf("sweep: table %q does not exist: %w", s.table, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sweep: reading the GC policies of table %q: %w", s.table, err)
+	}
+	for _, f := range s.fams {
+		p, ok := found[f.name]
+		if !ok {
+			return nil, fmt.Errorf("%w: table %q has no family %q to sweep", ttl.ErrFamilyMismatch, s.table, f.name)
+		}
+		out[f.name] = p
+	}
+	return out, nil
+}
+
+// finished reports whether every shard of a round is done.
+func finished(shards []scan.ShardRecord) bool {
+	for _, s := range shards {
+		if !s.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// shards reads the shards of the round not done yet.
+func (r *run) shards(ctx context.Context) error {
+	if r.filter == nil {
+		// Nothing can have expired in the window: the round is done.
+		for i := range r.j.Shards() {
+			if err := r.j.Update(i, "", tally{}, nil, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var todo []scan.Shard
+	index := map[scan.Shard]int{}
+	for i, rec := range r.j.Shards() {
+		if !rec.Done {
+			todo = append(todo, rec.Shard)
+			index[rec.Shard] = i
+		}
+	}
+	_, err := scan.Run(ctx, todo, r.s.o.Scan, func(ctx context.Context, sh scan.Shard, c *scan.Counter) (struct{}, error) {
+		return struct{}{}, r.shard(ctx, index[sh], c)
+	}, func(int, struct{}) error { return nil })
+	return err
+}
+
+// shard reads shard i from where its record says it stopped, delivering
+// its events in batches and recording each batch once delivered (and its
+// cells deleted, when the sweep deletes).
+func (r *run) shard(ctx context.Context, i int, c *scan.Counter) error {
+	rec := r.j.State(i)
+	var t tally
+	if len(rec.Result) > 0 {
+		if err := json.Unmarshal(rec.Result, &t); err != nil {
+			return fmt.Errorf("sweep: the checkpoint's shard %v: %w", rec.Shard, err)
+		}
+	}
+	sh := rec.Shard
+	if rec.After != "" {
+		sh.Start = rec.After + "\x00" // the first key after it
+	}
+	b := batch{after: rec.After}
+	read, err := scan.ReadShard(ctx, r.s.data, sh, r.filter, c, func(row bigtable.Row) error {
+		cols := r.round.columnsOf(row)
+		b.events = append(b.events, r.round.events(row.Key(), cols)...)
+		b.tally.Expired.Add(r.round.count(row.Key(), cols))
+		if r.s.o.Delete {
+			if m := r.round.deletes(cols); m != nil {
+				b.keys, b.muts = append(b.keys, row.Key()), append(b.muts, m)
+			}
+		}
+		b.after = row.Key()
+		if len(b.events) >= r.s.o.Batch || len(b.keys) >= r.s.o.Batch {
+			return r.flush(ctx, i, &t, &b, false)
+		}
+		return nil
+	})
+	r.mu.Lock()
+	r.read.Add(read)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return r.flush(ctx, i, &t, &b, true)
+}
+
+// A batch is what a shard read since its last record: the events to
+// deliver, the deletions to make, and the last row read.
+type batch struct {
+	events []Event
+	keys   []string
+	muts   []*bigtable.Mutation
+	tally  tally
+	after  string
+}
+
+// flush delivers the batch, makes its deletions, and records it, adding
+// it to t, the shard's tally; done records the shard as finished.
+func (r *run) flush(ctx context.Context, i int, t *tally, b *batch, done bool) error {
+	if len(b.events) > 0 {
+		r.delivering.Lock()
+		err := r.deliver(ctx, b.events)
+		r.delivering.Unlock()
+		if err != nil {
+			return fmt.Errorf("sweep: delivering %s: %w", text.Plural(len(b.events), "event", "events"), err)
+		}
+	}
+	if len(b.keys) > 0 {
+		errs, err := r.s.data.ApplyBulk(ctx, b.keys, b.muts)
+		if err != nil {
+			return fmt.Errorf("sweep: deleting the expired cells of %s: %w", text.Plural(len(b.keys), "row", "rows"), err)
+		}
+		for k, err := range errs {
+			if err != nil {
+				return fmt.Errorf("sweep: deleting the expired cells of row %q: %w", b.keys[k], err)
+			}
+		}
+	}
+	b.tally.Events, b.tally.Deleted = int64(len(b.events)), int64(len(b.keys))
+	t.add(b.tally)
+	if err := r.j.Update(i, b.after, t, nil, done); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.saved = true
+	r.mu.Unlock()
+	*b = batch{after: b.after}
+	return nil
+}
+
+// report returns the report of the round as the checkpoint records it,
+// with what this run read, and what GC may have deleted first under
+// policies, judged now.
+func (r *run) report(resumed bool, policies map[string]bigtable.GCPolicy) *Report {
+	rep := &Report{Table: r.s.table, Granularity: r.s.o.Granularity, From: r.round.From, Until: r.round.Until, Resumed: resumed}
+	r.mu.Lock()
+	rep.Read = r.read
+	r.mu.Unlock()
+	var total tally
+	for _, rec := range r.j.Shards() {
+		var t tally
+		if len(rec.Result) > 0 && json.Unmarshal(rec.Result, &t) == nil {
+			total.add(t)
+		}
+		rep.Read.Shards++
+		if rec.Done {
+			rep.Read.ShardsRead++
+		}
+	}
+	rep.Events, rep.Expired, rep.Deleted = total.Events, total.Expired, total.Deleted
+	now := r.s.now()
+	for _, f := range r.s.fams {
+		keep, ok := f.keep(policies[f.name])
+		if !ok {
+			continue
+		}
+		if horizon := now.Add(-keep); horizon.After(rep.From) {
+			rep.Missed = append(rep.Missed, Missed{Family: f.name, From: rep.From, Until: minTime(horizon, rep.Until), Keep: keep})
+		}
+	}
+	return rep
+}
+
+// minTime returns the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

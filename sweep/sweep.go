@@ -1,0 +1,305 @@
+// Package sweep reports the cells of a table that expire, each once,
+// within minutes of its expiry, and can delete them so that no reader sees
+// them again.
+//
+// Under a time strategy a cell's timestamp is its expiry (or its expiry
+// less the family's default), so the cells that expire in an interval are
+// exactly those in one range of timestamps: a sweep reads them with a
+// server-side filter and transfers only what it reports. It advances a
+// watermark through time, round by round: each round reports what expired
+// after the watermark, up to Options.Margin before now, and then moves the
+// watermark there.
+//
+//	s, err := sweep.New(admin, client.Open("sessions"), "sessions",
+//		map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), time.Hour)},
+//		sweep.Options{Granularity: sweep.Row, Checkpoint: scan.FileCheckpoint("sweep.json")})
+//	err = s.Every(ctx, time.Minute, func(ctx context.Context, events []sweep.Event) error {
+//		for _, e := range events {
+//			log.Printf("session %s expired at %v", e.Row, e.Expired)
+//		}
+//		return nil
+//	}, nil)
+//
+// What a sweep promises:
+//
+//   - Nothing missed that was stored. Every cell whose expiry falls behind
+//     the watermark is reported, unless GC deleted it first; a family given
+//     a grace (ttl.Grace) keeps expired cells stored that long, and a sweep
+//     that keeps within it misses nothing. A round that read a family later
+//     than its GC keeps expired cells says so (Report.Missed) and is not
+//     Complete.
+//   - Reported once. The watermark and each round's progress are kept in a
+//     checkpoint: a sweep stopped at any point and run again resumes the
+//     round and delivers nothing twice, except at most the batch it was
+//     delivering when it stopped. Every event has a stable ID for a
+//     consumer to deduplicate that batch.
+//   - Events mean something is gone: each expired cell, or a column or a
+//     row once nothing in it is live (see Granularity). A value kept alive
+//     by Touch, KeepAlive, a newer Set or a Replace makes no column or row
+//     event while it is live, and Forever cells never expire.
+//   - Optionally gone for every reader (Options.Delete): after delivering
+//     a batch the sweep deletes its rows' expired cells, with deletions
+//     that cannot reach a live cell, so that readers that do not use this
+//     module (cbt, SQL, exports) stop seeing expired data.
+//
+// A family in a strategy move is swept by each side's rule. A family under
+// SequenceNumbers is refused: a version is superseded by newer ones, not
+// expired at an instant, and Bigtable records no time at which it was.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/scan"
+)
+
+// DefaultMargin is the margin a sweep keeps behind now when
+// Options.Margin is zero.
+const DefaultMargin = 10 * time.Second
+
+// DefaultBatch is the most events a sweep delivers at once when
+// Options.Batch is zero.
+const DefaultBatch = 1000
+
+// Options configures a sweep. The zero value reports each expired cell,
+// from the time of the first round on, keeps DefaultMargin behind now,
+// keeps its watermark in memory, and deletes nothing.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	// Granularity is what each event reports: each Cell (the default),
+	// a Column or a Row once nothing in it is live.
+	Granularity Granularity
+
+	// Margin is how far behind now a round ends: a cell whose expiry is
+	// within Margin of now waits for the next round. A write lands after
+	// its timestamp was chosen, and a sweep cannot see a cell it read
+	// before; a cell whose expiry is already behind the watermark when it
+	// lands is never reported. Margin must cover the longest write and
+	// the skew between the writers' clocks and the sweep's. Zero means
+	// DefaultMargin; negative is invalid.
+	Margin time.Duration
+
+	// Since is where the first round starts when the checkpoint holds no
+	// watermark: the sweep reports what expired after Since. The zero
+	// value starts at the first round's end: it reports only what expires
+	// from then on. Since must not be after now.
+	Since time.Time
+
+	// Values makes events carry the expired cells' values (not a row
+	// event's), which the server then transfers.
+	Values bool
+
+	// Delete makes the sweep delete, after delivering each batch, the
+	// expired cells of the columns in which it found cells expired, so
+	// that readers that do not use this module stop seeing them. It
+	// deletes only cells expired at the round's end (behind the margin),
+	// by ranges of timestamps no live cell occupies.
+	Delete bool
+
+	// WriteTimes says the table records write times (ttl.RecordWriteTime):
+	// the write-time companions are neither reported nor read, and are
+	// deleted with their cells.
+	WriteTimes bool
+
+	// Checkpoint keeps the watermark and the progress of each round, so
+	// that a sweep run again resumes where the last one stopped and
+	// reports nothing twice. nil keeps them in memory, for the life of the
+	// Sweeper. A checkpoint is for one sweep: of one table, families and
+	// granularity; another sweep's is refused with ttl.ErrInvalidOption.
+	Checkpoint scan.Checkpoint
+
+	// Batch is the most events delivered at once; zero means
+	// DefaultBatch. A sweep that stops while delivering delivers that
+	// batch again when run again.
+	Batch int
+
+	// Scan configures the reads: workers and progress. A sample is
+	// refused: a sweep reports every expiry.
+	Scan scan.Options
+}
+
+// A Deliver takes a batch of events, in the order of their rows within a
+// shard, and returns nil once they are safely delivered: the sweep then
+// records them as delivered. An error stops the sweep, which delivers the
+// batch again when run again. Calls are never concurrent.
+type Deliver func(ctx context.Context, events []Event) error
+
+// A Sweeper sweeps the families of one table; see the package doc. It is
+// safe for use by multiple goroutines, which it serves one round at a
+// time.
+type Sweeper struct {
+	admin *bigtable.AdminClient
+	data  bigtable.TableAPI
+	table string
+	fams  []family
+	o     Options
+	now   func() time.Time
+	work  string
+	sleep func(ctx context.Context, d time.Duration) error
+
+	mu sync.Mutex // held by Once
+}
+
+// New returns a sweep of families of table: data is the table opened with
+// a data client, families the strategies of the families to sweep, each
+// of which must expire its cells at an instant (OneSecond,
+// DefaultExpiration, their counters and graces, or a move with such a
+// side). admin, when not nil, reads the families' GC policies each round,
+// so that a round knows how long GC keeps expired cells (Report.Missed);
+// nil trusts the strategies' own policies. New checks its arguments and
+// reads nothing: nil data is refused with ttl.ErrNilArgument, a family
+// that cannot be swept with ttl.ErrInvalidStrategy, bad options (a Since
+// after now among them) with ttl.ErrInvalidOption.
+func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, families map[string]ttl.Strategy, opts Options) (*Sweeper, error) {
+	if data == nil || rules.IsNilPointer(data) {
+		return nil, fmt.Errorf("%w: sweep.New: nil table", ttl.ErrNilArgument)
+	}
+	s := &Sweeper{admin: admin, data: data, table: table, o: opts, now: time.Now, sleep: sleep}
+	if opts.Now != nil {
+		s.now = opts.Now
+	}
+	if len(families) == 0 {
+		return nil, fmt.Errorf("%w: sweep.New: no family to sweep in table %q", ttl.ErrInvalidOption, table)
+	}
+	var names []string
+	for name, strategy := range families {
+		f, err := newFamily(name, strategy)
+		if err != nil {
+			return nil, fmt.Errorf("sweep.New: %w", err)
+		}
+		s.fams = append(s.fams, f)
+		names = append(names, fmt.Sprintf("%q", name))
+	}
+	sort.Slice(s.fams, func(i, j int) bool { return s.fams[i].name < s.fams[j].name })
+	sort.Strings(names)
+	if err := s.checkOptions(s.now()); err != nil {
+		return nil, fmt.Errorf("sweep.New: %w", err)
+	}
+	if s.o.Margin == 0 {
+		s.o.Margin = DefaultMargin
+	}
+	if s.o.Batch == 0 {
+		s.o.Batch = DefaultBatch
+	}
+	if s.o.Checkpoint == nil {
+		s.o.Checkpoint = scan.MemoryCheckpoint()
+	}
+	if s.o.Scan.Now == nil {
+		s.o.Scan.Now = s.now
+	}
+	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity)
+	return s, nil
+}
+
+// checkOptions reports options a sweep cannot work with, at now.
+func (s *Sweeper) checkOptions(now time.Time) error {
+	o := s.o
+	switch {
+	case o.Granularity > Row:
+		return fmt.Errorf("%w: granularity %v: want Cell, Column or Row", ttl.ErrInvalidOption, o.Granularity)
+	case o.Margin < 0:
+		return fmt.Errorf("%w: margin %v: want a duration not negative", ttl.ErrInvalidOption, o.Margin)
+	case o.Batch < 0:
+		return fmt.Errorf("%w: batch %d: want a positive number of events", ttl.ErrInvalidOption, o.Batch)
+	case o.Since.After(now):
+		return fmt.Errorf("%w: since %s is after now (%s): a sweep reports what has expired",
+			ttl.ErrInvalidOption, o.Since.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	case o.Scan.Sample > 0:
+		return fmt.Errorf("%w: a sweep reports every expiry: it reads the whole table, not a sample", ttl.ErrInvalidOption)
+	}
+	return o.Scan.Check()
+}
+
+// Round returns the round of the sweep that reports what expired after
+// from, up to until: the filter and the per-row logic of Once, for a
+// pipeline that reads the table itself (this module's Beam pipeline).
+// until must be after from.
+func (s *Sweeper) Round(from, until time.Time) (*Round, error) {
+	if !until.After(from) {
+		return nil, fmt.Errorf("%w: a round from %s until %s: the end must be after the start",
+			ttl.ErrInvalidOption, from.UTC().Format(time.RFC3339Nano), until.UTC().Format(time.RFC3339Nano))
+	}
+	r := &Round{Table: s.table, From: from, Until: until, g: s.o.Granularity, values: s.o.Values, writeTimes: s.o.WriteTimes}
+	for _, f := range s.fams {
+		r.fams = append(r.fams, roundFamily{family: f, window: f.expiredIn(from, until)})
+	}
+	return r, nil
+}
+
+// Once runs one round of the sweep, or resumes the one the checkpoint
+// records as begun: it reads the table shard by shard, delivers the
+// events in batches and records each batch in the checkpoint once it is
+// delivered (and its cells deleted, with Options.Delete). It returns the
+// round's report, and with it the first error (of a read, a delivery, a
+// deletion or the checkpoint), after which the report is not Complete and
+// a call given the same checkpoint resumes the round.
+//
+// A round that would end before it starts (called again within the
+// margin) reads nothing and returns an empty, complete report.
+func (s *Sweeper) Once(ctx context.Context, deliver Deliver) (*Report, error) {
+	if ctx == nil || deliver == nil {
+		return nil, fmt.Errorf("%w: sweep: Once: nil context or deliver", ttl.ErrNilArgument)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &run{s: s, deliver: deliver}
+	return r.do(ctx)
+}
+
+// Every runs a round (see Once) every period until ctx is done, and
+// returns ctx's error then. A round that takes longer than period is
+// followed at once by the next. Each round's report and error go to
+// report, when not nil; a round that fails is resumed by the next, except
+// that an error no retry can heal (one wrapping ttl.ErrInvalidOption,
+// ttl.ErrInvalidStrategy or ttl.ErrNilArgument, such as a checkpoint of
+// other work) ends Every with that error.
+func (s *Sweeper) Every(ctx context.Context, period time.Duration, deliver Deliver, report func(*Report, error)) error {
+	if ctx == nil || deliver == nil {
+		return fmt.Errorf("%w: sweep: Every: nil context or deliver", ttl.ErrNilArgument)
+	}
+	if period <= 0 {
+		return fmt.Errorf("%w: sweep: Every: period %v: want a positive duration", ttl.ErrInvalidOption, period)
+	}
+	for {
+		start := s.now()
+		r, err := s.Once(ctx, deliver)
+		if report != nil {
+			report(r, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, ttl.ErrInvalidOption) || errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrNilArgument) {
+			return err
+		}
+		if wait := period - s.now().Sub(start); wait > 0 {
+			if err := s.sleep(ctx, wait); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

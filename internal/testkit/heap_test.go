@@ -21,8 +21,11 @@ func TestMeasure(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // let the sampler see it: this test measures time
 	})
-	if u.Peak < 64<<20 || u.Allocated < 64<<20 || u.Elapsed < 5*time.Millisecond {
-		t.Errorf("%+v: want a peak and an allocation of at least 64 MiB, and 5ms", u)
+	// The peak is measured above the heap in use at the start, some of
+	// which the process's other goroutines (the emulator's) may free while
+	// the job runs: allow them 4 MiB of it.
+	if u.Peak < 60<<20 || u.Allocated < 64<<20 || u.Elapsed < 5*time.Millisecond {
+		t.Errorf("%+v: want a peak of at least 60 MiB, an allocation of at least 64 MiB, and 5ms", u)
 	}
 	_ = keep
 	med := testkit.Medians([]testkit.Usage{{Elapsed: 3, Peak: 1, Input: 9}, {Elapsed: 1, Peak: 3, Input: 8}, {Elapsed: 2, Peak: 2, Input: 7}})

@@ -102,70 +102,96 @@ func sortCells(cs []cell) []cell {
 	return cells(r)
 }
 
+// The instants the conformance cases write for and probe at.
+var (
+	hour      = base.Add(time.Hour)
+	farFuture = time.Date(200000, 1, 1, 0, 0, 0, 0, time.UTC)
+	beyond    = time.UnixMilli(maxSeq).Add(time.Millisecond) // after MaxTimestamp
+)
+
+// oneSecondConformance is the contract of s, OneSecond or a strategy that
+// stamps and reads as OneSecond does (a Counter of it, or it with a grace),
+// whose GC policy is gc.
+func oneSecondConformance(s ttl.Strategy, gc string) conformance {
+	return conformance{
+		strategy: s,
+		gc:       gc,
+		writes: []write{
+			{"until", ttl.Until(hour), ms(hour)},
+			{"for", ttl.For(time.Hour), ms(hour)},
+			{"floored", ttl.For(1500 * time.Microsecond), ms(base.Add(time.Millisecond))},
+			{"minimal", ttl.Until(base.Add(time.Millisecond)), ms(base.Add(time.Millisecond))},
+			{"forever", ttl.Forever, ttl.MaxTimestamp},
+			{"last", ttl.Until(time.UnixMilli(maxSeq - 1)), ttl.MaxTimestamp - 1000},
+		},
+		refuses: []refusal{
+			{ttl.Default, ttl.ErrLifetime},
+			{ttl.Version(1), ttl.ErrLifetime},
+			{ttl.For(0), ttl.ErrExpired},
+			{ttl.For(-time.Hour), ttl.ErrExpired},
+			{ttl.For(999 * time.Microsecond), ttl.ErrExpired}, // floors to now
+			{ttl.Until(base), ttl.ErrExpired},
+			{ttl.Until(time.Time{}), ttl.ErrExpired},
+			{ttl.Until(beyond), ttl.ErrOutOfRange},
+			{ttl.Until(time.UnixMilli(maxSeq)), ttl.ErrOutOfRange}, // Forever's millisecond
+			{ttl.Until(farFuture.AddDate(100000, 0, 0)), ttl.ErrOutOfRange},
+		},
+		live: func(ws []write, i int, now time.Time) bool { return ws[i].wantTS.Time().After(now) }, // ts > now
+		probes: []time.Time{
+			base, base.Add(time.Millisecond - 1), base.Add(time.Millisecond),
+			hour.Add(-time.Millisecond), hour.Add(-1), hour, hour.Add(time.Millisecond), farFuture,
+		},
+	}
+}
+
+// defaultConformance is the contract of s, DefaultExpiration(d) or a
+// strategy that stamps and reads as it does, whose GC policy is gc.
+func defaultConformance(s ttl.Strategy, d time.Duration, gc string) conformance {
+	return conformance{
+		strategy: s,
+		gc:       gc,
+		writes: []write{
+			{"default", ttl.Default, ms(base)},                                // the real write time
+			{"shorter", ttl.For(time.Hour), ms(hour.Add(-d))},                 // earlier
+			{"longer", ttl.For(72 * time.Hour), ms(base.Add(24 * time.Hour))}, // later
+			{"until", ttl.Until(hour.Add(500 * time.Microsecond)), ms(hour.Add(-d))},
+			{"forever", ttl.Forever, ttl.MaxTimestamp - bigtable.Timestamp(d/time.Microsecond)},
+		},
+		refuses: []refusal{
+			{ttl.Version(1), ttl.ErrLifetime},
+			{ttl.For(0), ttl.ErrExpired},
+			{ttl.For(time.Microsecond), ttl.ErrExpired},
+			{ttl.Until(base.Add(-time.Nanosecond)), ttl.ErrExpired},
+			{ttl.Until(beyond), ttl.ErrOutOfRange},
+			{ttl.Until(time.UnixMilli(maxSeq)), ttl.ErrOutOfRange}, // Forever's millisecond
+		},
+		live: func(ws []write, i int, now time.Time) bool { return ws[i].wantTS.Time().Add(d).After(now) }, // ts + d > now
+		probes: []time.Time{
+			base, hour.Add(-time.Millisecond), hour.Add(-1), hour, base.Add(d - time.Millisecond), base.Add(d),
+			base.Add(72*time.Hour - time.Millisecond), base.Add(72 * time.Hour), farFuture,
+		},
+	}
+}
+
+// TestStrategies runs every strategy through the conformance contract. A
+// Counter and a Grace stamp and read as the strategy they wrap; only their
+// GC policies differ (a Counter's family is also an aggregate family,
+// which policy checks).
 func TestStrategies(t *testing.T) {
-	hour := base.Add(time.Hour)
-	farFuture := time.Date(200000, 1, 1, 0, 0, 0, 0, time.UTC)
-	beyond := time.UnixMilli(maxSeq).Add(time.Millisecond) // after MaxTimestamp
 	d := 48 * time.Hour
-
-	t.Run("OneSecond", func(t *testing.T) {
-		subtestStrategy(t, conformance{
-			strategy: ttl.OneSecond(),
-			gc:       "age() > 1000000",
-			writes: []write{
-				{"until", ttl.Until(hour), ms(hour)},
-				{"for", ttl.For(time.Hour), ms(hour)},
-				{"floored", ttl.For(1500 * time.Microsecond), ms(base.Add(time.Millisecond))},
-				{"minimal", ttl.Until(base.Add(time.Millisecond)), ms(base.Add(time.Millisecond))},
-				{"forever", ttl.Forever, ttl.MaxTimestamp},
-				{"last", ttl.Until(time.UnixMilli(maxSeq - 1)), ttl.MaxTimestamp - 1000},
-			},
-			refuses: []refusal{
-				{ttl.Default, ttl.ErrLifetime},
-				{ttl.Version(1), ttl.ErrLifetime},
-				{ttl.For(0), ttl.ErrExpired},
-				{ttl.For(-time.Hour), ttl.ErrExpired},
-				{ttl.For(999 * time.Microsecond), ttl.ErrExpired}, // floors to now
-				{ttl.Until(base), ttl.ErrExpired},
-				{ttl.Until(time.Time{}), ttl.ErrExpired},
-				{ttl.Until(beyond), ttl.ErrOutOfRange},
-				{ttl.Until(time.UnixMilli(maxSeq)), ttl.ErrOutOfRange}, // Forever's millisecond
-				{ttl.Until(farFuture.AddDate(100000, 0, 0)), ttl.ErrOutOfRange},
-			},
-			live: func(ws []write, i int, now time.Time) bool { return ws[i].wantTS.Time().After(now) }, // ts > now
-			probes: []time.Time{
-				base, base.Add(time.Millisecond - 1), base.Add(time.Millisecond),
-				hour.Add(-time.Millisecond), hour.Add(-1), hour, hour.Add(time.Millisecond), farFuture,
-			},
-		})
-	})
-
-	t.Run("DefaultExpiration", func(t *testing.T) {
-		subtestStrategy(t, conformance{
-			strategy: ttl.DefaultExpiration(d),
-			gc:       "age() > 2d",
-			writes: []write{
-				{"default", ttl.Default, ms(base)},                                // the real write time
-				{"shorter", ttl.For(time.Hour), ms(hour.Add(-d))},                 // earlier
-				{"longer", ttl.For(72 * time.Hour), ms(base.Add(24 * time.Hour))}, // later
-				{"until", ttl.Until(hour.Add(500 * time.Microsecond)), ms(hour.Add(-d))},
-				{"forever", ttl.Forever, ttl.MaxTimestamp - bigtable.Timestamp(d/time.Microsecond)},
-			},
-			refuses: []refusal{
-				{ttl.Version(1), ttl.ErrLifetime},
-				{ttl.For(0), ttl.ErrExpired},
-				{ttl.For(time.Microsecond), ttl.ErrExpired},
-				{ttl.Until(base.Add(-time.Nanosecond)), ttl.ErrExpired},
-				{ttl.Until(beyond), ttl.ErrOutOfRange},
-				{ttl.Until(time.UnixMilli(maxSeq)), ttl.ErrOutOfRange}, // Forever's millisecond
-			},
-			live: func(ws []write, i int, now time.Time) bool { return ws[i].wantTS.Time().Add(d).After(now) }, // ts + d > now
-			probes: []time.Time{
-				base, hour.Add(-time.Millisecond), hour.Add(-1), hour, base.Add(d - time.Millisecond), base.Add(d),
-				base.Add(72*time.Hour - time.Millisecond), base.Add(72 * time.Hour), farFuture,
-			},
-		})
-	})
+	for _, c := range []struct {
+		name string
+		c    conformance
+	}{
+		{"OneSecond", oneSecondConformance(ttl.OneSecond(), "age() > 1000000")},
+		{"Grace(OneSecond)", oneSecondConformance(ttl.Grace(ttl.OneSecond(), 10*time.Minute), "age() > 10m")},
+		{"Counter(OneSecond)", oneSecondConformance(ttl.Counter(ttl.OneSecond()), "age() > 1000000")},
+		{"DefaultExpiration", defaultConformance(ttl.DefaultExpiration(d), d, "age() > 2d")},
+		{"Grace(DefaultExpiration)", defaultConformance(ttl.Grace(ttl.DefaultExpiration(d), time.Hour), d, "age() > 49h")},
+		{"Counter(Grace(DefaultExpiration))", defaultConformance(ttl.Counter(ttl.Grace(ttl.DefaultExpiration(d), time.Hour)), d, "age() > 49h")},
+	} {
+		t.Run(c.name, func(t *testing.T) { subtestStrategy(t, c.c) })
+	}
 
 	t.Run("SequenceNumbers", func(t *testing.T) {
 		var ws []write

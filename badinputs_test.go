@@ -75,6 +75,15 @@ var badCalls = []badCall{
 	{"no versions", nil, func(x *badFixture) error {
 		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"rev": ttl.SequenceNumbers(0)}))
 	}, ttl.ErrInvalidStrategy},
+	{"counter of sequence numbers", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"rev": ttl.Counter(ttl.SequenceNumbers(3))}))
+	}, ttl.ErrInvalidStrategy},
+	{"grace of sequence numbers", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"rev": ttl.Grace(ttl.SequenceNumbers(3), time.Hour)}))
+	}, ttl.ErrInvalidStrategy},
+	{"grace of a fraction of a second", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), 1500*time.Millisecond)}))
+	}, ttl.ErrInvalidStrategy},
 	{"nil option", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, nil)) }, ttl.ErrInvalidOption},
 	{"nil clock", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, ttl.WithClock(nil))) }, ttl.ErrInvalidOption},
 	{"negative read margin", nil, func(x *badFixture) error {
@@ -91,6 +100,9 @@ var badCalls = []badCall{
 	}, ttl.ErrInvalidStrategy},
 	{"move without a start", nil, func(x *badFixture) error {
 		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": ttl.Move{To: ttl.OneSecond()}}))
+	}, ttl.ErrInvalidStrategy},
+	{"move of a counter family", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"hits": ttl.Move{From: ttl.Counter(ttl.DefaultExpiration(time.Hour)), To: ttl.Counter(ttl.OneSecond()), Start: base.Add(time.Hour)}}))
 	}, ttl.ErrInvalidStrategy},
 	{"move with a negative skew", nil, func(x *badFixture) error {
 		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": ttl.Move{To: ttl.OneSecond(), Start: base.Add(time.Hour), Skew: -time.Second}}))
@@ -157,6 +169,18 @@ var badCalls = []badCall{
 	{"read-modify-write of a reserved column", []ttl.Option{ttl.RecordWriteTime()}, func(x *badFixture) error {
 		return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", increment("clicks", "\xff\xffn")))
 	}, ttl.ErrReservedColumn},
+	{"read-modify-write in a counter family", nil, func(x *badFixture) error {
+		return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", increment("hits", "n")))
+	}, ttl.ErrCounter},
+	{"counter read of a plain family", nil, func(x *badFixture) error {
+		return errOf(x.tbl.ReadCounter(x.ctx, "r", "sess", "n", ttl.Window{Size: time.Minute, Keep: time.Hour}))
+	}, ttl.ErrCounter},
+	{"sum over no windows", nil, func(x *badFixture) error {
+		return errOf(x.tbl.SumCounter(x.ctx, "r", "hits", "n", ttl.Window{Size: time.Minute, Keep: time.Hour}, 0))
+	}, ttl.ErrInvalidOption},
+	{"sum over more windows than kept", nil, func(x *badFixture) error {
+		return errOf(x.tbl.SumCounter(x.ctx, "r", "hits", "n", ttl.Window{Size: time.Minute, Keep: time.Hour}, 120))
+	}, ttl.ErrInvalidOption},
 	{"empty read-modify-write", nil, func(x *badFixture) error {
 		return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", ttl.NewReadModifyWrite()))
 	}, ttl.ErrInvalidMutation},
@@ -199,7 +223,7 @@ var sentinelNames = map[error]string{
 	ttl.ErrUnknownFamily: "ErrUnknownFamily", ttl.ErrInvalidMutation: "ErrInvalidMutation",
 	ttl.ErrReservedColumn: "ErrReservedColumn", ttl.ErrServerTimestamp: "ErrServerTimestamp",
 	ttl.ErrFamilyMismatch: "ErrFamilyMismatch", ttl.ErrDataLoss: "ErrDataLoss", ttl.ErrNilArgument: "ErrNilArgument",
-	ttl.ErrConflict: "ErrConflict", ttl.ErrRenewal: "ErrRenewal",
+	ttl.ErrConflict: "ErrConflict", ttl.ErrRenewal: "ErrRenewal", ttl.ErrCounter: "ErrCounter",
 }
 
 // sentinelOf names the one sentinel err wraps, or describes what is wrong.
@@ -224,12 +248,12 @@ type outcome struct {
 // badTable makes the fixture's table on a fresh emulator table of e.
 func badTable(t *testing.T, e *emulator.Emulator, name string, opts []ttl.Option) (*badFixture, *recorder, *bigtable.Table) {
 	t.Helper()
-	raw := e.TableForTest(t, name, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil})
+	raw := e.TableForTest(t, name, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil, "hits": nil})
 	rec := &recorder{TableAPI: raw}
 	x := &badFixture{
 		ctx:      context.Background(),
 		api:      rec,
-		families: map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3)},
+		families: map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3), "hits": ttl.Counter(ttl.OneSecond())},
 		good:     set("sess", "c", "v", ttl.For(time.Hour)),
 	}
 	tbl, err := ttl.NewTable(rec, x.families, append([]ttl.Option{ttl.WithClock(newClock(base).Now)}, opts...)...)
@@ -339,7 +363,7 @@ func renderBadInputs(out []outcome) string {
 	var b strings.Builder
 	b.WriteString(docBegin + "\n")
 	b.WriteString("<!-- Generated by TestBadInputs (badinputs_test.go) from badMutations in badmutations_test.go and badCalls in badinputs_test.go. Do not edit: run UPDATE_DOCS=1 go test -run TestBadInputs . -->\n\n")
-	b.WriteString("Every input below is refused with the sentinel error shown (test for it with `errors.Is`; the message names the family, column or value at fault) and writes nothing: a mutation with any bad change is refused whole before anything is sent, and in `ApplyBulk` only the bad row is refused. The tests run each input on a table with the families `sess` (`OneSecond()`), `clicks` (`DefaultExpiration(48h)`), `rev` (`SequenceNumbers(3)`) and `meta` (no strategy) at a fixed clock reading `base`; `m` already holds a valid `Set`, `good` is a valid mutation, `set(family, column, value, life)` a mutation of one `Set`, `increment(family, column)` a read-modify-write of one `Increment`, `families` the table's strategies and `api` the `bigtable.TableAPI` it wraps. The row \"strategy from outside the package\" is refused by the compiler: `Strategy` is sealed, and `foreign{}`, a type outside the package with every exported method of `Strategy`, does not implement it.\n\n")
+	b.WriteString("Every input below is refused with the sentinel error shown (test for it with `errors.Is`; the message names the family, column or value at fault) and writes nothing: a mutation with any bad change is refused whole before anything is sent, and in `ApplyBulk` only the bad row is refused. The tests run each input on a table with the families `sess` (`OneSecond()`), `clicks` (`DefaultExpiration(48h)`), `rev` (`SequenceNumbers(3)`), `hits` (`Counter(OneSecond())`) and `meta` (no strategy) at a fixed clock reading `base`; `m` already holds a valid `Set`, `good` is a valid mutation, `set(family, column, value, life)` a mutation of one `Set`, `increment(family, column)` a read-modify-write of one `Increment`, `families` the table's strategies and `api` the `bigtable.TableAPI` it wraps. The row \"strategy from outside the package\" is refused by the compiler: `Strategy` is sealed, and `foreign{}`, a type outside the package with every exported method of `Strategy`, does not implement it.\n\n")
 	b.WriteString("| case | input | error | written |\n|---|---|---|---|\n")
 	for _, o := range out {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(o.name), mdCell(o.input), mdCell(o.err), mdCell(o.written))

@@ -26,8 +26,8 @@ func TestBadMutationsWriteNothing(t *testing.T) {
 	for _, tt := range badMutations {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newClock(base)
-			managed := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3)}
-			fams := map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil}
+			managed := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3), "hits": ttl.Counter(ttl.OneSecond())}
+			fams := map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil, "hits": nil}
 			raw := emulator.StartForTest(t).TableForTest(t, "t", fams)
 			rec := &recorder{TableAPI: raw}
 			tbl, err := ttl.NewTable(rec, managed, append([]ttl.Option{ttl.WithClock(clock.Now)}, tt.opts...)...)
@@ -83,6 +83,11 @@ var badMutations = []badMutation{
 	{"within the read margin", []ttl.Option{ttl.WithReadMargin(time.Minute)}, func(m *ttl.Mutation) { m.Set("clicks", "c", nil, ttl.For(time.Minute)) }, ttl.ErrExpired, "within the read margin of 1m0s"},
 	{"reserved column", []ttl.Option{ttl.RecordWriteTime()}, func(m *ttl.Mutation) { m.Set("clicks", "\xff\xffx", nil, ttl.Default) }, ttl.ErrReservedColumn, `column "\xff\xffx"`},
 	{"reserved column deleted", []ttl.Option{ttl.RecordWriteTime()}, func(m *ttl.Mutation) { m.DeleteCellsInColumn("sess", "\xff\xffwt:good") }, ttl.ErrReservedColumn, `family "sess"`},
+	{"counter in a plain family", nil, func(m *ttl.Mutation) { m.Add("sess", "n", 1, ttl.Window{Size: time.Minute, Keep: time.Hour}) }, ttl.ErrCounter, `Add to "sess"`},
+	{"Set in a counter family", nil, func(m *ttl.Mutation) { m.Set("hits", "n", nil, ttl.For(time.Hour)) }, ttl.ErrCounter, `family "hits"`},
+	{"window that does not divide a day", nil, func(m *ttl.Mutation) { m.Add("hits", "n", 1, ttl.Window{Size: 7 * time.Minute, Keep: time.Hour}) }, ttl.ErrLifetime, "7m0s"},
+	{"window kept a negative time", nil, func(m *ttl.Mutation) { m.Add("hits", "n", 1, ttl.Window{Size: time.Minute, Keep: -time.Second}) }, ttl.ErrLifetime, "-1s"},
+	{"counter of a reserved column", []ttl.Option{ttl.RecordWriteTime()}, func(m *ttl.Mutation) { m.Add("hits", "\xff\xffn", 1, ttl.Window{Size: time.Minute, Keep: time.Hour}) }, ttl.ErrReservedColumn, `family "hits"`},
 }
 
 // TestInvalidMutations checks the mutations Bigtable cannot take.

@@ -193,6 +193,63 @@ func TestStrategies(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { subtestStrategy(t, c.c) })
 	}
 
+	// A move from DefaultExpiration(48h) to OneSecond, written an hour
+	// before its Start and at its Start: before, the old encoding, which
+	// must stay below the boundary (Start), and longer lifetimes wait for
+	// Start; from Start, the new one. Each cell is read by its side's rule.
+	moveLive := func(start time.Time) func(ws []write, i int, now time.Time) bool {
+		return func(ws []write, i int, now time.Time) bool {
+			if ts := ws[i].wantTS; ts >= ms(start) { // the new side: OneSecond's rule
+				return ts == ttl.MaxTimestamp || ts.Time().After(now)
+			}
+			return ws[i].wantTS.Time().Add(d).After(now) // the old side: DefaultExpiration's
+		}
+	}
+	moveProbes := []time.Time{
+		base, hour.Add(-time.Millisecond), hour, base.Add(d - time.Millisecond), base.Add(d),
+		base.Add(72*time.Hour - time.Millisecond), base.Add(72 * time.Hour), farFuture,
+	}
+	t.Run("Move before Start", func(t *testing.T) {
+		subtestStrategy(t, conformance{
+			strategy: ttl.Move{From: ttl.DefaultExpiration(d), To: ttl.OneSecond(), Start: hour},
+			gc:       "age() > 2d",
+			writes: []write{
+				{"default", ttl.Default, ms(base)},                // the write time
+				{"shorter", ttl.For(time.Hour), ms(hour.Add(-d))}, // expiry − 48h
+				{"until", ttl.Until(hour), ms(hour.Add(-d))},
+			},
+			refuses: []refusal{
+				{ttl.For(72 * time.Hour), ttl.ErrLifetime}, // base + 24h: past the boundary
+				{ttl.Forever, ttl.ErrLifetime},
+				{ttl.Version(1), ttl.ErrLifetime},
+				{ttl.For(0), ttl.ErrExpired},
+				{ttl.Until(beyond), ttl.ErrOutOfRange},
+			},
+			live:   moveLive(hour),
+			probes: moveProbes,
+		})
+	})
+	t.Run("Move from Start", func(t *testing.T) {
+		subtestStrategy(t, conformance{
+			strategy: ttl.Move{From: ttl.DefaultExpiration(d), To: ttl.OneSecond(), Start: base},
+			gc:       "age() > 2d",
+			writes: []write{
+				{"default", ttl.Default, ms(base.Add(d))}, // the old default, in the new encoding
+				{"shorter", ttl.For(time.Hour), ms(hour)},
+				{"longer", ttl.For(72 * time.Hour), ms(base.Add(72 * time.Hour))},
+				{"forever", ttl.Forever, ttl.MaxTimestamp},
+			},
+			refuses: []refusal{
+				{ttl.Version(1), ttl.ErrLifetime},
+				{ttl.For(0), ttl.ErrExpired},
+				{ttl.Until(base), ttl.ErrExpired},
+				{ttl.Until(beyond), ttl.ErrOutOfRange},
+			},
+			live:   moveLive(base),
+			probes: moveProbes,
+		})
+	})
+
 	t.Run("SequenceNumbers", func(t *testing.T) {
 		var ws []write
 		for v := int64(1); v <= 5; v++ {

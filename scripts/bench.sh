@@ -2,18 +2,22 @@
 # bench.sh runs the benchmark pairs of docs/benchmarks.md: each sub-benchmark
 # (raw client by hand, library, library variants) in a process of its own,
 # alternated round after round, then summarises them with benchstat and
-# checks the targets.
+# checks the targets; and the sweep benchmarks of package sweep, once each,
+# whose figures are counts.
 #
-#   scripts/bench.sh                      # 20 rounds of 0.5s each: ~10 minutes
+#   scripts/bench.sh                      # 20 rounds of 0.5s each, then the sweeps: ~13 minutes
 #   ROUNDS=5 BENCHTIME=0.2s scripts/bench.sh
 #   SCALE=1 scripts/bench.sh              # also the scale tests (~2 minutes more)
+#   BENCH=Counter SWEEP=1 scripts/bench.sh  # the counter pairs and the sweeps alone
 #
 # Environment: ROUNDS (20), BENCHTIME (0.5s), CPU (1, the benchmarks'
 # GOMAXPROCS), BENCH (a -bench pattern choosing the benchmarks; all by
-# default), SCALE (0), OUT (a directory for the results; default
+# default), SCALE (0), SWEEP (the sweep benchmarks, about a minute: 1
+# unless BENCH is given), OUT (a directory for the results; default
 # $TMPDIR/cellttl-bench). It writes $OUT/results.txt (go test output),
-# $OUT/scale.txt and $OUT/summary.md (everything docs/benchmarks.md reports).
-# It prints the summary, then exits 1 if a target was missed.
+# $OUT/scale.txt, $OUT/sweep.txt and $OUT/summary.md (everything
+# docs/benchmarks.md reports). It prints the summary, then exits 1 if a
+# target was missed.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -21,6 +25,9 @@ ROUNDS=${ROUNDS:-20}
 BENCHTIME=${BENCHTIME:-0.5s}
 CPU=${CPU:-1}
 SCALE=${SCALE:-0}
+if [ -z "${SWEEP:-}" ]; then
+	SWEEP=$([ -z "${BENCH:-}" ] && echo 1 || echo 0)
+fi
 BENCH=${BENCH:-.}
 OUT=${OUT:-${TMPDIR:-/tmp}/cellttl-bench}
 mkdir -p "$OUT"
@@ -169,10 +176,18 @@ paired() {
 	"$benchstat" -filter '.name:Timestamp' -col '/impl@(raw ttl ttl-default ttl-seqnum)' "$results"
 	echo '```'
 	echo
-	echo "## RPCs and bytes on the wire (go test -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage' -v)"
+	echo "## Counters: raw client by hand vs library"
+	echo
+	echo "Paired, as above (HotCounter: raw is ReadModifyWrite.Increment on a plain family; incr/s is increments a second, higher is better):"
+	echo
+	echo "| benchmark | unit | pair | median ratio B ÷ A | range | rounds |"
+	echo "|---|---|---|---:|---:|---:|"
+	paired raw ttl | grep -E '^\| (Client)?(CounterAdd|HotCounter|CounterSum) \|' || true
+	echo
+	echo "## RPCs and bytes on the wire (go test -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage|TestCounterRequests' -v)"
 	echo
 	echo '```'
-	go test -count 1 -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage' -v . | grep -E 'rpc_test.go|^(--- |ok|FAIL)'
+	go test -count 1 -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage|TestCounterRequests' -v . | grep -E '(rpc|bench_counter)_test.go|^(--- |ok|FAIL)'
 	echo '```'
 } >"$OUT/summary.md"
 
@@ -187,17 +202,66 @@ if [ "$SCALE" = 1 ]; then
 	} >>"$OUT/summary.md"
 fi
 
-# The targets: each emulator pair within 1.05 of raw in time (wall and
-# CPU) and allocations, each client-side pair (nothing sent) within 1.25
-# in time and bytes allocated, a KeepAlive read with nothing to renew
-# within 1.05 of the same read without it, as median per-round ratios,
-# Strategy.Timestamp free of allocations, and (SCALE=1) the scale tests'
-# own targets, which they check. Touch's pair has no target:
-# it is reported.
+# sweeps prints the sweep benchmarks' figures (SWEEP=1) as Markdown:
+# what a sweep round and a full audit of the same table transfer, their
+# ratio, and the delay from expiry to event.
+sweeps() {
+	awk '
+		/^BenchmarkSweepTransfer\// {
+			name = $1; sub(/-[0-9]+$/, "", name); split(name, part, "/")
+			cells = part[2]; sub(/^cells=/, "", cells); impl = part[3]; sub(/^impl=/, "", impl)
+			if (!(cells in seen)) { seen[cells] = 1; size[++n] = cells }
+			for (i = 3; i < NF; i += 2) v[cells, impl, $(i + 1)] = $i
+		}
+		/^BenchmarkSweepDelay/ { for (i = 3; i < NF; i += 2) d[$(i + 1)] = $i }
+		END {
+			print "| cells | job | time | wire bytes | chunk bytes | read bytes | cells returned | cells seen |"
+			print "|---:|---|---:|---:|---:|---:|---:|---:|"
+			for (j = 1; j <= n; j++) for (k = 1; k <= 2; k++) {
+				c = size[j]; impl = (k == 1) ? "audit" : "sweep"
+				printf "| %d | %s | %.2f s | %d | %d | %d | %d | %d |\n", c, impl, v[c, impl, "ns/op"] / 1e9, v[c, impl, "wire-B/op"],
+					v[c, impl, "chunk-B/op"], v[c, impl, "read-B/op"], v[c, impl, "cells/op"], v[c, impl, "seen/op"]
+			}
+			print ""
+			print "| cells | audit ÷ sweep: wire bytes | chunk bytes | read bytes | cells returned |"
+			print "|---:|---:|---:|---:|---:|"
+			for (j = 1; j <= n; j++) {
+				c = size[j]
+				printf "| %d | %.1f | %.1f | %.1f | %.1f |\n", c, ratio(c, "wire-B/op"), ratio(c, "chunk-B/op"), ratio(c, "read-B/op"), ratio(c, "cells/op")
+			}
+			print ""
+			printf "Delay from expiry to event, a sweep every 10 s with the default margin, on a fake clock: median %.2f s, p99 %.2f s, min %.2f s, max %.2f s\n",
+				d["delay-p50-s"], d["delay-p99-s"], d["delay-min-s"], d["delay-max-s"]
+		}
+		function ratio(c, unit) { return (v[c, "sweep", unit] > 0) ? v[c, "audit", unit] / v[c, "sweep", unit] : 0 }' "$OUT/sweep.txt"
+}
+
+if [ "$SWEEP" = 1 ]; then
+	go test -count 1 -run '^$' -bench '^BenchmarkSweep' -benchtime 1x -timeout 30m ./sweep >"$OUT/sweep.txt" 2>&1 || true
+	{
+		echo
+		echo "## Sweeps (go test -run '^\$' -bench '^BenchmarkSweep' -benchtime 1x ./sweep)"
+		echo
+		sweeps
+		echo
+		grep -E '^(--- |ok|FAIL)' "$OUT/sweep.txt"
+	} >>"$OUT/summary.md"
+fi
+
+# The targets: each emulator pair (a counter's increment among them)
+# within 1.05 of raw in time (wall and CPU) and allocations, each
+# client-side write (nothing sent) within 1.25 in time and bytes
+# allocated, a KeepAlive read with nothing to renew within 1.05 of the
+# same read without it, as median per-round ratios, Strategy.Timestamp
+# free of allocations, (SCALE=1) the scale tests' own targets, which they
+# check, and (SWEEP=1) a sweep round transferring at least 20 times less
+# than a full audit, in bytes and in cells. Touch's, the hot counter's, the
+# counter sum's and ClientCounterAdd's pairs have no target: they are
+# reported.
 misses=$(
 	{
 		paired raw ttl | awk -F'|' '
-			$2 ~ /^ (Apply|ApplyBulk|ReadRow|ReadRows|CondApply) $/ && $3 ~ /^ (ns|cpu-ns|allocs)\/op $/ && $5 + 0 > 1.05 { print }
+			$2 ~ /^ (Apply|ApplyBulk|ReadRow|ReadRows|CondApply|CounterAdd) $/ && $3 ~ /^ (ns|cpu-ns|allocs)\/op $/ && $5 + 0 > 1.05 { print }
 			$2 ~ /^ (ClientApply|ClientApplyBulk) $/ && $3 ~ /^ (ns|B)\/op $/ && $5 + 0 > 1.25 { print }'
 		paired ttl ttl-keepalive | awk -F'|' '$3 ~ /^ (ns|cpu-ns|allocs)\/op $/ && $5 + 0 > 1.05 { print }'
 		# The scale tests check their own targets (peak heap within 1.1 of
@@ -205,6 +269,13 @@ misses=$(
 		if [ "$SCALE" = 1 ] && ! grep -q '^ok' "$OUT/scale.txt"; then
 			grep -E '^\s+scale_test.go:[0-9]+: .*(target|grows)' "$OUT/scale.txt" | sed -E 's/^\s+/scale: /' ||
 				echo "scale: the scale tests failed (see $OUT/scale.txt)"
+		fi
+		if [ "$SWEEP" = 1 ]; then
+			if grep -q '^ok' "$OUT/sweep.txt"; then
+				sweeps | awk -F'|' '/^\| [0-9]+ \| [0-9.]+ \|/ { for (i = 3; i <= 6; i++) if ($i + 0 < 20) { print "sweep: a round transfers only" $i "times less than an audit, at" $2 "cells"; break } }'
+			else
+				echo "sweep: the sweep benchmarks failed (see $OUT/sweep.txt)"
+			fi
 		fi
 		for impl in ttl ttl-default ttl-seqnum; do
 			"$benchstat" -format csv -filter '.name:Timestamp' -col "/impl@($impl)" "$results" 2>/dev/null |
@@ -217,15 +288,15 @@ misses=$(
 	echo "## Targets"
 	echo
 	if [ -z "$misses" ]; then
-		echo "All emulator pairs within 1.05 of raw in time (wall and CPU) and allocations, client-side writes within 1.25 in time and bytes, KeepAlive reads with nothing to renew within 1.05 of plain reads; Strategy.Timestamp allocates nothing."
+		echo "All emulator pairs within 1.05 of raw in time (wall and CPU) and allocations, client-side writes within 1.25 in time and bytes, KeepAlive reads with nothing to renew within 1.05 of plain reads; Strategy.Timestamp allocates nothing$([ "$SWEEP" = 1 ] && echo '; a sweep round transfers at least 20 times less than an audit')."
 	else
-		echo "Missed (median per-round ratio over 1.05, or over 1.25 for a client-side write):"
+		echo "Missed (median per-round ratio over 1.05, or over 1.25 for a client-side write; a sweep under 20 times less than an audit):"
 		echo
 		echo "$misses"
 	fi
 } >>"$OUT/summary.md"
 
-echo "results in $OUT: results.txt, summary.md" >&2
+echo "results in $OUT: results.txt, summary.md$([ "$SWEEP" = 1 ] && echo ', sweep.txt')" >&2
 cat "$OUT/summary.md"
 if [ -n "$misses" ]; then
 	echo "bench.sh: $(echo "$misses" | wc -l) target(s) missed; see Targets above" >&2

@@ -107,12 +107,16 @@ func (t *Table) counterRule(family, column string, w Window) (rules.Time, error)
 	return r.Time, nil
 }
 
-// readWindows reads the live cells of family:column, within span when not
-// nil, as windows of w under the time rule r, newest first.
+// readWindows reads the live cells of family:column, or those within
+// span when it is not nil, as windows of w under the time rule r, newest
+// first.
 func (t *Table) readWindows(ctx context.Context, row, family, column string, w Window, r rules.Time, now time.Time, span bigtable.Filter) ([]WindowCount, error) {
+	// A span needs no filter of liveness: SumCounter's check makes its
+	// oldest window expire after now plus the margin, and every cell in
+	// the span later still.
 	f := bigtable.ChainFilters(exactColumn(family, column), r.Filter(now.Add(t.margin)))
 	if span != nil {
-		f = bigtable.ChainFilters(f, span)
+		f = bigtable.ChainFilters(exactColumn(family, column), span)
 	}
 	got, err := t.tbl.ReadRow(ctx, row, bigtable.RowFilter(f))
 	if err != nil {

@@ -4,8 +4,9 @@
 // are reshuffled so that the runner spreads them over its workers, and a
 // DoFn reads each shard with the library's own per-row logic.
 //
-// Audit is audit.Table's counts, from many workers; Rewrite is
-// move.Family.Rewrite's rewrite of a strategy move's old cells. ReadShards
+// Audit is audit.Table's counts, from many workers; Sweep is one round of
+// a sweep (sweep.Round), its events and optionally its deletions; Rewrite
+// is move.Family.Rewrite's rewrite of a strategy move's old cells. ReadShards
 // is the part every job shares: each takes its PCollection of shards, with
 // a DoFn of its own that embeds the client and the reading of one shard.
 package pipeline

@@ -1,0 +1,213 @@
+// Command cellttl-sweep runs one round of a sweep (package sweep) with an
+// Apache Beam pipeline: the events of the cells that expired after -from,
+// up to -until (or -now less -margin), found by a runner's workers
+// (Dataflow), or, without --runner, in this process (Prism), written to
+// -output one JSON object a line, and with -delete the expired cells
+// deleted once they are written. A job is one round: the caller keeps the
+// watermark, which the command prints as the next round's -from. See
+// ../../README.md.
+//
+//	cellttl-sweep -project P -instance I -table T -family NAME=SPEC... -from TIME
+//	    [-until TIME | -now TIME -margin DURATION] [-granularity cell|column|row]
+//	    [-delete] [-values] [-write-times] -output FILE [-report FILE]
+//	    [-app-profile PROFILE] [--runner=dataflow --region R --staging_location gs://...]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+
+	"github.com/cellttl/ttl/beam/cmd/internal/launch"
+	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/sweep"
+)
+
+// The flags every command takes (-instance, -table, -output, -now ...)
+// are launch's; the round's are cellttl sweep's, but for -from and -until,
+// which a job of one round takes instead of a checkpoint.
+var (
+	cmd         = launch.New("cellttl-sweep", usage, "the round's events (one object a line)")
+	families    spec.Families
+	from, until timeFlag
+	margin      = flag.Duration("margin", sweep.DefaultMargin, "without -until, how far behind -now the round ends: a `duration` covering\n"+
+		"the longest write and the skew between the writers' clocks and this one")
+	granularity = granularityFlag{sweep.Cell}
+	del         = flag.Bool("delete", false, "delete the expired cells reported, once their events are written")
+	values      = flag.Bool("values", false, "put the expired cells' values in the events (not row events')")
+	writeTimes  = flag.Bool("write-times", false, "the table records write times (ttl.RecordWriteTime): skip and delete\n"+
+		"the companions with their cells")
+	report = flag.String("report", "", "write the round's counts, as JSON, to this `file` (default: -output followed by .report.json)")
+)
+
+func init() {
+	flag.Var(&families, "family", "a family to sweep and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
+		"default:DURATION (48h, 90m, 30d), or either after counter: or grace:DURATION:; repeat for each family (required)")
+	flag.Var(&from, "from", "the round's start, the watermark: report what expired after this `time` (RFC 3339):\n"+
+		"the -until of the last round that completed (required)")
+	flag.Var(&until, "until", "the round's end: report what expired up to this `time` (RFC 3339)\n"+
+		"(default: -now less -margin); it must not be after them")
+	flag.Var(&granularity, "granularity", "what an event reports: `cell`, column or row once nothing in it is live")
+}
+
+func main() {
+	flag.Parse()
+	// On a worker, Init runs the worker and never returns: the checks
+	// below are for the program that builds the job.
+	beam.Init()
+
+	cfg, err := config()
+	if err != nil {
+		cmd.UsageError(err)
+	}
+	reportFile := *report
+	if reportFile == "" {
+		reportFile = cfg.Output + ".report.json"
+	}
+	ctx := context.Background()
+	p, s := beam.NewPipelineWithRoot()
+	col, err := pipeline.Sweep(ctx, s, cfg)
+	if err != nil {
+		cmd.Fail(err)
+	}
+	pipeline.WriteJSON(s, reportFile, col)
+	if err := beamx.Run(ctx, p); err != nil {
+		cmd.Fail(fmt.Errorf("the job failed: %w\nthe watermark stays at -from: run the round again with -from %s -until %s",
+			err, cfg.From.UTC().Format(time.RFC3339Nano), cfg.Until.UTC().Format(time.RFC3339Nano)))
+	}
+	if *jobopts.Async {
+		fmt.Fprintf(os.Stderr, "cellttl-sweep: job submitted; it writes its events to %s, its counts to %s\n", cfg.Output, reportFile)
+		return
+	}
+	var r pipeline.SweepResult
+	if err := readJSON(ctx, reportFile, &r); err != nil {
+		cmd.Fail(fmt.Errorf("reading the counts back from %s: %w", reportFile, err))
+	}
+	printResult(&r, reportFile)
+	if !r.Complete() {
+		cmd.Fail(fmt.Errorf("read %d of %d shards: the round is not complete; run it again with the same -from and -until", r.Read.ShardsRead, r.Read.Shards))
+	}
+}
+
+// config returns the round the flags describe, once they are parsed, or
+// what is wrong with them.
+func config() (pipeline.SweepConfig, error) {
+	table, now, err := cmd.Table(launch.Required{Flag: "family", Value: families.String()},
+		launch.Required{Flag: "from", Value: from.String()})
+	if err != nil {
+		return pipeline.SweepConfig{}, err
+	}
+	cfg := pipeline.SweepConfig{Table: table, Families: families.Specs, From: from.t, Until: until.t, Now: now, Margin: *margin,
+		Granularity: granularity.g, Values: *values, WriteTimes: *writeTimes, Delete: *del, Output: cmd.Output()}
+	switch {
+	case *margin <= 0:
+		return cfg, fmt.Errorf("-margin %v: want a positive duration, covering the longest write and the clocks' skew", *margin)
+	case *values && granularity.g == sweep.Row:
+		return cfg, errors.New("-values: row events carry no value; use -granularity cell or column")
+	}
+	// The round's end, fixed now, so that the job and what it prints
+	// agree on it.
+	if cfg.Now.IsZero() {
+		cfg.Now = time.Now()
+	}
+	if cfg.Until.IsZero() {
+		cfg.Until = cfg.Now.Add(-*margin).Truncate(time.Millisecond)
+	}
+	if !cfg.Until.After(cfg.From) {
+		return cfg, fmt.Errorf("-from %s is not before the round's end, %s: nothing has expired since; run the round later",
+			text.Time(cfg.From), text.Time(cfg.Until))
+	}
+	return cfg, nil
+}
+
+// printResult prints what the round did, as cellttl sweep reports a
+// round, and the next round's -from.
+func printResult(r *pipeline.SweepResult, reportFile string) {
+	state := "complete"
+	if !r.Complete() {
+		state = fmt.Sprintf("read %d of %d shards", r.Read.ShardsRead, r.Read.Shards)
+	}
+	fmt.Printf("sweep of table %q, expiries after %s up to %s: %s\n", r.Table, text.Time(r.From), text.Time(r.Until), state)
+	fmt.Printf("  %s written to %s; %s expired (%s)", text.Plural(int(r.Events), r.Granularity+" event", r.Granularity+" events"), r.Output,
+		text.Plural(int(r.Expired.Cells), "cell", "cells"), text.Bytes(r.Expired.Bytes))
+	if r.Delete {
+		fmt.Printf(", deleted in %s", text.Plural(int(r.Deleted), "row", "rows"))
+	}
+	fmt.Printf("\n  read %s returned of %s seen, in %s; counts in %s\n", text.Plural(r.Read.CellsReturned, "cell", "cells"),
+		text.Plural(r.Read.CellsSeen, "cell", "cells"), text.Plural(r.Read.Reads, "request", "requests"), reportFile)
+	if r.Complete() {
+		fmt.Printf("next round: -from %s\n", r.Until.UTC().Format(time.RFC3339Nano))
+	}
+}
+
+// readJSON decodes the JSON file filename (a path Beam's filesystems
+// know, gs:// included) into v.
+func readJSON(ctx context.Context, filename string, v any) error {
+	fs, err := filesystem.New(ctx, filename)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	b, err := filesystem.Read(ctx, fs, filename)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// timeFlag is a flag of an RFC 3339 time; its zero value is not given.
+type timeFlag struct{ t time.Time }
+
+func (f *timeFlag) String() string {
+	if f == nil || f.t.IsZero() {
+		return ""
+	}
+	return f.t.UTC().Format(time.RFC3339Nano)
+}
+
+func (f *timeFlag) Set(v string) error {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return errors.New("want a time such as 2030-04-30T09:00:00Z")
+	}
+	f.t = t
+	return nil
+}
+
+// granularityFlag is -granularity: cell, column or row.
+type granularityFlag struct{ g sweep.Granularity }
+
+func (f *granularityFlag) String() string {
+	if f == nil {
+		return sweep.Cell.String()
+	}
+	return f.g.String()
+}
+
+func (f *granularityFlag) Set(v string) error {
+	g, err := sweep.ParseGranularity(v)
+	if err != nil {
+		return errors.New("want cell, column or row")
+	}
+	f.g = g
+	return nil
+}
+
+const usage = `usage: cellttl-sweep -project P -instance I -table T -family NAME=SPEC... -from TIME
+	[-until TIME | -now TIME -margin DURATION] [-granularity cell|column|row]
+	[-delete] [-values] [-write-times] -output FILE [-report FILE]
+	[-app-profile PROFILE] [-bigtable-project P]
+	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
+cellttl-sweep -help lists every flag, Beam's too.
+`

@@ -46,11 +46,21 @@ type run struct {
 	round   *Round
 	filter  bigtable.Filter
 
-	delivering sync.Mutex // one delivery at a time
+	// flushing is held from a batch's delivery until it is recorded, so
+	// that one batch at most is delivered and not recorded: the one a
+	// resumed run delivers again. failed is the error of the first flush
+	// that failed, set under it: no batch is delivered after that. ahead
+	// reports that it was a Save: the journal then holds a batch the
+	// checkpoint does not, and no shard is recorded after it, lest a
+	// later Save record that batch as well.
+	flushing sync.Mutex
+	failed   error
+	ahead    bool
 
-	mu    sync.Mutex // guards the fields below
-	read  scan.Stats // by the shards read, whether they finished or not
-	saved bool       // the run recorded progress in the checkpoint
+	mu       sync.Mutex         // guards the fields below
+	read     scan.Stats         // by the shards read, whether they finished or not
+	saved    bool               // the run recorded progress in the checkpoint
+	recorded []scan.ShardRecord // each shard as the checkpoint records it
 }
 
 // do runs the round the checkpoint records as begun, or the next one.
@@ -95,6 +105,7 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.recorded = r.j.Shards()
 	r.filter = r.round.Filter()
 	err = r.shards(ctx)
 	if err != nil && !resumed && !r.saved && prev != nil {
@@ -181,6 +192,7 @@ func (r *run) shards(ctx context.Context) error {
 			if err := r.j.Update(i, "", tally{}, nil, true); err != nil {
 				return err
 			}
+			r.record(i)
 		}
 		return nil
 	}
@@ -249,13 +261,32 @@ type batch struct {
 }
 
 // flush delivers the batch, makes its deletions, and records it, adding
-// it to t, the shard's tally; done records the shard as finished.
+// it to t, the shard's tally; done records the shard as finished. Flushes
+// are made one at a time, and no batch is delivered once one failed or
+// ctx is done; a batch of no events is still recorded, which delivers
+// nothing twice, unless a Save failed.
 func (r *run) flush(ctx context.Context, i int, t *tally, b *batch, done bool) error {
+	r.flushing.Lock()
+	defer r.flushing.Unlock()
+	switch {
+	case r.failed != nil && (len(b.events) > 0 || r.ahead):
+		return r.failed // the run stops with the first error, whichever shard returns it first
+	case len(b.events) > 0 && ctx.Err() != nil:
+		return ctx.Err()
+	}
+	if err := r.flushLocked(ctx, i, t, b, done); err != nil {
+		if r.failed == nil {
+			r.failed = err
+		}
+		return err
+	}
+	return nil
+}
+
+// flushLocked is flush, with r.flushing held.
+func (r *run) flushLocked(ctx context.Context, i int, t *tally, b *batch, done bool) error {
 	if len(b.events) > 0 {
-		r.delivering.Lock()
-		err := r.deliver(ctx, b.events)
-		r.delivering.Unlock()
-		if err != nil {
+		if err := r.deliver(ctx, b.events); err != nil {
 			return fmt.Errorf("sweep: delivering %s: %w", text.Plural(len(b.events), "event", "events"), err)
 		}
 	}
@@ -273,13 +304,22 @@ func (r *run) flush(ctx context.Context, i int, t *tally, b *batch, done bool) e
 	b.tally.Events, b.tally.Deleted = int64(len(b.events)), int64(len(b.keys))
 	t.add(b.tally)
 	if err := r.j.Update(i, b.after, t, nil, done); err != nil {
+		r.ahead = true
 		return err
 	}
-	r.mu.Lock()
-	r.saved = true
-	r.mu.Unlock()
+	r.record(i)
 	*b = batch{after: b.after}
 	return nil
+}
+
+// record notes that the checkpoint records shard i as the journal has it:
+// a journal whose Save failed holds what the checkpoint does not, and the
+// report counts only what was recorded.
+func (r *run) record(i int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.saved = true
+	r.recorded[i] = r.j.State(i)
 }
 
 // report returns the report of the round as the checkpoint records it,
@@ -289,9 +329,10 @@ func (r *run) report(resumed bool, policies map[string]bigtable.GCPolicy) *Repor
 	rep := &Report{Table: r.s.table, Granularity: r.s.o.Granularity, From: r.round.From, Until: r.round.Until, Resumed: resumed}
 	r.mu.Lock()
 	rep.Read = r.read
+	recorded := r.recorded
 	r.mu.Unlock()
 	var total tally
-	for _, rec := range r.j.Shards() {
+	for _, rec := range recorded {
 		var t tally
 		if len(rec.Result) > 0 && json.Unmarshal(rec.Result, &t) == nil {
 			total.add(t)

@@ -47,6 +47,9 @@ type config struct {
 	writeTimes bool
 	margin     time.Duration
 	row        string
+
+	// sweep
+	sweep sweepConfig
 }
 
 // dataFlags defines the flags of a command that reads data.

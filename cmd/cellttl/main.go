@@ -1,12 +1,13 @@
-// Command cellttl checks, sets up, audits and inspects the column families
-// of a Bigtable table whose cells have a time to live, as the library
-// github.com/cellttl/ttl writes them.
+// Command cellttl checks, sets up, audits, inspects and sweeps the column
+// families of a Bigtable table whose cells have a time to live, as the
+// library github.com/cellttl/ttl writes them.
 //
 //	cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
 //	cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-allow-data-loss]
 //	cellttl stats   -project P -instance I -table T [-family SPEC]...
 //	cellttl inspect -project P -instance I -table T -family SPEC... [-other F]... ROW
 //	cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family SPEC MOVE
+//	cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity G] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete]
 //
 // A family SPEC is NAME=onesecond, NAME=default:DURATION or
 // NAME=seqnum:VERSIONS. MOVE describes a family in a move: -from SPEC|none
@@ -20,7 +21,8 @@
 // Exit status: 0 on success, 1 when the command failed (a scan that did not
 // finish included: its counts are partial), 2 on a bad command line, 3
 // when check finds a mismatch or ensure refuses a change that would lose
-// data (nothing changed).
+// data (nothing changed), or when GC may have deleted cells before a sweep
+// read them.
 package main
 
 import (
@@ -37,7 +39,7 @@ import (
 func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
 
 var commands = []*command{checkCommand, ensureCommand, statsCommand, inspectCommand,
-	movePlanCommand, moveStartCommand, moveStatusCommand, moveRewriteCommand, moveFinishCommand}
+	movePlanCommand, moveStartCommand, moveStatusCommand, moveRewriteCommand, moveFinishCommand, sweepCommand}
 
 // commandName returns the command args name, and the arguments after it:
 // "move" takes its step as a second word.
@@ -69,7 +71,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		}
 		cmd := lookup(topic)
 		if cmd == nil || len(extra) > 0 {
-			fmt.Fprintf(stderr, "cellttl help: unknown command %q; commands: check, ensure, stats, inspect, move\n", strings.Join(rest, " "))
+			fmt.Fprintf(stderr, "cellttl help: unknown command %q; commands: check, ensure, stats, inspect, move, sweep\n", strings.Join(rest, " "))
 			return exitUsage
 		}
 		printHelp(stdout, cmd)
@@ -111,8 +113,8 @@ func lookup(name string) *command {
 	return nil
 }
 
-const usage = `cellttl checks, sets up, audits and inspects the column families of a
-Bigtable table whose cells have a time to live (github.com/cellttl/ttl).
+const usage = `cellttl checks, sets up, audits, inspects and sweeps the column families
+of a Bigtable table whose cells have a time to live (github.com/cellttl/ttl).
 
 Usage:
   cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
@@ -120,6 +122,7 @@ Usage:
   cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values]
   cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-at TIME] ROW
   cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION]
+  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete]
   cellttl help [COMMAND]
 
 Commands:
@@ -133,8 +136,11 @@ Commands:
            left, and whether a read through the library returns it
   move     change the strategy of a family that holds data, online: plan,
            start, status, rewrite, finish ("cellttl help move")
+  sweep    report the cells that expired, each once, as lines of text or
+           JSON on stdout, once or -every period, resumably (-checkpoint),
+           and optionally delete them (-delete)
 
-Commands that read a whole table (ensure, stats, move) split it on its
+Commands that read a whole table (ensure, stats, move, sweep) split it on its
 tablet boundaries and read the pieces in parallel (-workers), report
 progress on stderr, and take -app-profile to read from a cluster that
 serves no application traffic; ensure and stats take -sample to read a
@@ -150,8 +156,11 @@ A family SPEC names a family and its strategy:
                            each column live; GC maxversions=VERSIONS
   NAME=counter:SPEC        Counter(SPEC), SPEC onesecond or default:DURATION: an
                            aggregate family of int64 sums, counters that expire
+  NAME=grace:DURATION:SPEC Grace(SPEC, DURATION), SPEC onesecond, default:DURATION
+                           or a counter: SPEC's cells, kept DURATION longer by
+                           GC, for a sweep that falls behind ("cellttl help sweep")
 
-A family in a move is given to check, ensure and stats as the move
+A family in a move is given to check, ensure, stats and sweep as the move
 commands take it, -family NAME=SPEC with the strategy it moves to, and MOVE:
   [-move NAME] -from SPEC|none -start TIME [-old RULE] [-skew DURATION]
 -move NAME names the family in the move among several (with one, it is
@@ -163,7 +172,8 @@ it cellttl uses Cloud Bigtable and the application default credentials.
 
 Exit status: 0 success; 1 the command failed, or its scan did not finish; 2
 bad command line; 3 check found a mismatch, or ensure or a move step refused
-a change that would lose data (nothing was changed).
+a change that would lose data (nothing was changed), or GC may have deleted
+cells before a sweep read them.
 
 Run "cellttl help COMMAND" or "cellttl COMMAND -h" for a command's flags.
 `

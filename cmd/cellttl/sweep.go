@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/sweep"
+)
+
+var sweepCommand = &command{
+	name: "sweep",
+	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION] [-checkpoint FILE] [-delete] [-values] [-write-times] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	help: `Sweep reports the cells of the families given with -family that have
+expired, each once, as events on stdout. Under onesecond and
+default:DURATION a cell's timestamp is its expiry (or its expiry less the
+default), so a sweep reads only the cells that expired, by timestamp, on
+the server. It keeps a watermark: a round reports what expired after it, up
+to now less -margin, then moves it there. Without -every, sweep runs one
+round and exits; with -every it runs a round every period until interrupted
+(SIGINT or SIGTERM), which ends the batch it is writing and stops.
+
+-granularity says what an event reports: each expired cell (cell), a column
+once no cell of it is live (column), or a row once no cell of it is live
+in the swept families (row). A value kept alive by Touch, KeepAlive, a
+newer Set or a Replace makes no column or row event while it is live.
+
+Where a round starts: with -checkpoint, where the last run given the same
+file stopped. A round that did not finish is resumed, and nothing is
+reported twice but the one batch being written when it stopped (each
+event's id is the same every time, to drop it). A new sweep, or one without
+-checkpoint, starts at -since; without -since, at its first round's end, so
+that it reports what expires from then on. One round with neither
+-checkpoint nor -since would report nothing, and is refused.
+
+-delete deletes, in each column where a round found a cell expired, the
+cells expired by the round's end, once the batch's events are written, with
+deletions that cannot reach a live cell, so that readers that do not use
+the library (cbt, SQL, exports) stop seeing them.
+-values puts the expired cells' values in the events (not with
+-granularity row: row events carry none).
+
+GC deletes an expired cell once its family's max age has passed (a second
+after its expiry under onesecond), and a sweep cannot report what GC
+deleted first: give each family a grace at least as long as the sweep may
+fall behind, -family NAME=grace:DURATION:SPEC, set with "cellttl ensure
+-apply". A round that read a family later than its GC keeps expired cells
+lists what it may have missed, and sweep exits 3.
+
+Output. Text: each event is a line on stdout, such as
+  cell expired 2030-04-30T09:00:10Z: table "t" row "user#1" sess:"token"
+and each round's report goes to stderr. With -format json stdout is JSON
+lines: each event one object (kind, id, table, row or row_base64 when not
+UTF-8, family, column or column_base64, timestamp in microseconds,
+expired, value in base64 with -values), and after each round one line
+{"report": {...}} (with "error": "..." when the round failed): a line
+with a "report" key ends a round, any other is an event. An event is
+recorded as delivered once it is written to stdout.
+
+Exit status: 0 every round complete; 1 a round did not finish (an error,
+-timeout or an interrupt while it read: with -checkpoint, the next run
+resumes it); 2 bad command line, or a -checkpoint of another sweep; 3 GC
+may have deleted cells before a round read them, or the table has no such
+family (as for check). With -every, an interrupt between rounds exits 0, or
+3 if any round may have missed cells.`,
+	scans: true,
+	flags: func(fs *flag.FlagSet, c *config) {
+		workerFlags(fs, c)
+		movingFlags(fs, c)
+		s := &c.sweep
+		fs.Var(&s.granularity, "granularity", "what an event reports (`KIND`): cell, each expired cell; column or row,\n"+
+			"one once nothing in it is live (default cell)")
+		fs.Var(&s.since, "since", "where a new sweep starts: report what expired after this `time` (RFC 3339)\n"+
+			"(default: the first round's end, so that only what expires from then on)")
+		fs.DurationVar(&s.margin, "margin", sweep.DefaultMargin, "how far behind now a round ends: a `duration` covering the longest\n"+
+			"write and the skew between the writers' clocks and this one")
+		fs.DurationVar(&s.every, "every", 0, "sweep every `period` until interrupted (default: one round)")
+		fs.BoolVar(&s.delete, "delete", false, "delete the expired cells found, once their events are written")
+		fs.BoolVar(&c.values, "values", false, "put the expired cells' values in the events (not row events')")
+		fs.BoolVar(&c.writeTimes, "write-times", false, "the table records write times (ttl.RecordWriteTime): skip and delete\n"+
+			"the companions with their cells")
+		fs.StringVar(&c.checkpoint, "checkpoint", "", "a `file` keeping the watermark and each round's progress, to resume")
+	},
+	run: runSweep,
+}
+
+// sweepConfig is sweep's part of the command line.
+type sweepConfig struct {
+	granularity granularityFlag
+	since       timeFlag
+	margin      time.Duration
+	every       time.Duration
+	delete      bool
+}
+
+// granularityFlag is -granularity: cell (the zero value), column or row.
+type granularityFlag struct{ g sweep.Granularity }
+
+func (f *granularityFlag) String() string {
+	if f == nil {
+		return sweep.Cell.String()
+	}
+	return f.g.String()
+}
+
+func (f *granularityFlag) Set(v string) error {
+	g, err := sweep.ParseGranularity(v)
+	if err != nil {
+		return errors.New("want cell, column or row")
+	}
+	f.g = g
+	return nil
+}
+
+// sweepNow is the sweep's clock; tests fix it.
+var sweepNow = time.Now
+
+// check reports a sweep command line that cannot work, at now, naming the
+// flag at fault.
+func (s *sweepConfig) check(c *config, now time.Time) error {
+	switch {
+	case s.margin <= 0:
+		return fmt.Errorf("-margin %v: want a positive duration, covering the longest write and the clocks' skew", s.margin)
+	case s.every < 0:
+		return fmt.Errorf("-every %v: want a positive period (without -every, one round)", s.every)
+	case s.since.t.After(now):
+		return fmt.Errorf("-since %s: after now (%s): a sweep reports what has expired", text.Time(s.since.t), text.Time(now))
+	case c.values && s.granularity.g == sweep.Row:
+		return errors.New("-values: row events carry no value; use -granularity cell or column")
+	case s.every == 0 && c.checkpoint == "" && s.since.t.IsZero():
+		return errors.New("one round with neither -checkpoint nor -since reports nothing (a new sweep starts at its first round's end):\n" +
+			"  give -since TIME to report what expired after TIME, -checkpoint FILE to report next time what expires from now on,\n" +
+			"  or -every PERIOD to keep sweeping")
+	}
+	return nil
+}
+
+// sweepOptions returns the library's options for the command line, reading
+// with o.
+func (c *config) sweepOptions(o scan.Options) sweep.Options {
+	opts := sweep.Options{
+		Now:         sweepNow,
+		Granularity: c.sweep.granularity.g,
+		Margin:      c.sweep.margin,
+		Since:       c.sweep.since.t,
+		Values:      c.values,
+		Delete:      c.sweep.delete,
+		WriteTimes:  c.writeTimes,
+		Scan:        o,
+	}
+	if c.checkpoint != "" {
+		opts.Checkpoint = scan.FileCheckpoint(c.checkpoint)
+	}
+	return opts
+}
+
+func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
+	strategies, err := c.strategies()
+	if err == nil {
+		err = c.sweep.check(c, sweepNow())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cellttl sweep: %v\n", err)
+		return exitUsage
+	}
+	// execute ends the context on an interrupt; a service manager stops a
+	// sweep with SIGTERM.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
+	admin, err := adminClient(ctx, c)
+	if err != nil {
+		return fail(stderr, "sweep", err)
+	}
+	defer admin.Close()
+	client, err := dataClient(ctx, c)
+	if err != nil {
+		return fail(stderr, "sweep", err)
+	}
+	defer client.Close()
+	out := newSweepOutput(c, stdout, stderr)
+	s, err := sweep.New(admin, client.Open(c.table), c.table, strategies, c.sweepOptions(out.scanOptions()))
+	if err != nil {
+		return fail(stderr, "sweep", err)
+	}
+	if c.sweep.every == 0 {
+		out.round(s.Once(ctx, out.deliver))
+		return out.status()
+	}
+	err = s.Every(ctx, c.sweep.every, out.deliver, out.round)
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "cellttl sweep: stopped after %s: %v\n", text.Plural(out.rounds, "round", "rounds"), err)
+	}
+	return out.status()
+}

@@ -90,7 +90,7 @@ func (e Event) ID() string {
 }
 
 // String returns the event as one line, such as
-// `column expired 2030-04-30T09:00:00Z: table "t" row "user#1" sess:token`.
+// `column expired 2030-04-30T09:00:00Z: table "t" row "user#1" sess:"token"`.
 func (e Event) String() string {
 	where := fmt.Sprintf("table %q row %q", e.Table, e.Row)
 	if e.Kind != Row {

@@ -89,8 +89,11 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 	}
 	if !resumed {
 		next, ok, err := r.next(began, st)
-		if err != nil || !ok {
-			return &Report{Table: s.table, Granularity: s.o.Granularity, From: next.From, Until: next.From}, err
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return &Report{Table: s.table, Granularity: s.o.Granularity, From: next.From, Until: next.From}, nil
 		}
 		shards, err := scan.Shards(ctx, s.data)
 		if err != nil {

@@ -244,7 +244,10 @@ func (s *Sweeper) Round(from, until time.Time) (*Round, error) {
 // delivered (and its cells deleted, with Options.Delete). It returns the
 // round's report, and with it the first error (of a read, a delivery, a
 // deletion or the checkpoint), after which the report is not Complete and
-// a call given the same checkpoint resumes the round.
+// a call given the same checkpoint resumes the round. An error before the
+// round begins (a context already done, a checkpoint that cannot be
+// loaded or is another sweep's, the table's policies or shards that
+// cannot be read, options no longer valid) returns no report.
 //
 // A round that would end before it starts (called again within the
 // margin) reads nothing and returns an empty, complete report.
@@ -261,7 +264,8 @@ func (s *Sweeper) Once(ctx context.Context, deliver Deliver) (*Report, error) {
 // Every runs a round (see Once) every period until ctx is done, and
 // returns ctx's error then. A round that takes longer than period is
 // followed at once by the next. Each round's report and error go to
-// report, when not nil; a round that fails is resumed by the next, except
+// report, when not nil (the report is nil when the round could not begin,
+// as for Once); a round that fails is resumed by the next, except
 // that an error no retry can heal (one wrapping ttl.ErrInvalidOption,
 // ttl.ErrInvalidStrategy or ttl.ErrNilArgument, such as a checkpoint of
 // other work) ends Every with that error.

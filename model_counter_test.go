@@ -65,7 +65,8 @@ import (
 // the windows.
 //
 // CELLTTL_COUNTER_OPS sets the number of operations over both variants
-// (default 100,000, 10,000 with -short), CELLTTL_COUNTER_SEED the seed
+// (default 100,000; 25,000 under the race detector; 10,000 with -short),
+// CELLTTL_COUNTER_SEED the seed
 // (default fixed, ctrSeed). A divergence prints the seed, the variant,
 // the segment and the operation's index, and the shortest list of
 // operations found that still diverges.
@@ -112,8 +113,11 @@ const ctrSegmentLen = 500
 func ctrSettings(t *testing.T) (int, uint64) {
 	t.Helper()
 	n := 100_000
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		n = 10_000
+	case raceDetector:
+		n = 25_000 // the race detector makes each request several times slower
 	}
 	n = int(envInt(t, "CELLTTL_COUNTER_OPS", int64(n)))
 	seed := uint64(envInt(t, "CELLTTL_COUNTER_SEED", ctrSeed))

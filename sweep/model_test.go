@@ -40,7 +40,8 @@ import (
 // GC did is left out.
 //
 // CELLTTL_SWEEP_OPS sets the number of operations over all runs (default
-// 100,000 in eight runs; 4,000 in two with -short), CELLTTL_SWEEP_SEED
+// 100,000 in eight runs; 25,000 under the race detector; 4,000 in two
+// with -short), CELLTTL_SWEEP_SEED
 // the seed (default: the time); run i uses seed + i, and
 // CELLTTL_SWEEP_RUN=i runs it alone. A failing run prints the seed, the
 // run, the index of the operation that diverged and the operations
@@ -58,8 +59,11 @@ import (
 //   - model_check_test.go: checking a call of Once.
 func TestSweepModel(t *testing.T) {
 	total, runs := 100_000, 8
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		total, runs = 4_000, 2
+	case raceDetector:
+		total = 25_000 // the race detector makes each request several times slower
 	}
 	total = int(envInt(t, "CELLTTL_SWEEP_OPS", int64(total)))
 	seed := uint64(envInt(t, "CELLTTL_SWEEP_SEED", time.Now().UnixNano()))

@@ -192,11 +192,7 @@ func (a *attempt) deliver(tbl *ttl.Table, change func(row string) *op) sweep.Del
 		a.calls = append(a.calls, d)
 		n := len(a.calls)
 		a.mu.Unlock()
-		// Under the race detector no change is made during a delivery:
-		// bttest (v1.58) copies a row's cells in MutateRow while a
-		// ReadRows stream of another shard may read them unlocked, a race
-		// of the emulator's own that the detector reports.
-		if n == a.op.inject && len(events) > 0 && !raceDetector {
+		if n == a.op.inject && len(events) > 0 {
 			o := change(events[(n*7)%len(events)].Row)
 			err := o.applyTo(context.Background(), tbl)
 			a.mu.Lock()

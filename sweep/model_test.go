@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/cellttl/ttl/internal/emulator"
 )
 
 // TestSweepModel checks sweeps against a reference model of what the
@@ -42,7 +40,7 @@ import (
 // CELLTTL_SWEEP_OPS sets the number of operations over all runs (default
 // 100,000 in eight runs; 25,000 under the race detector; 4,000 in two
 // with -short), CELLTTL_SWEEP_SEED
-// the seed (default: the time); run i uses seed + i, and
+// the seed (default sweepSeed); run i uses seed + i, and
 // CELLTTL_SWEEP_RUN=i runs it alone. A failing run prints the seed, the
 // run, the index of the operation that diverged and the operations
 // before it. (A run with two workers or a cancelled read may not replay
@@ -57,6 +55,10 @@ import (
 //     sweep and see what it did;
 //   - model_run_test.go: a run's setup, its operations, the raw check;
 //   - model_check_test.go: checking a call of Once.
+// sweepSeed is the seed of TestSweepModel unless CELLTTL_SWEEP_SEED says
+// otherwise: fixed, so that CI judges the same runs every time.
+const sweepSeed = 1795602503812418210
+
 func TestSweepModel(t *testing.T) {
 	total, runs := 100_000, 8
 	switch {
@@ -66,7 +68,7 @@ func TestSweepModel(t *testing.T) {
 		total = 25_000 // the race detector makes each request several times slower
 	}
 	total = int(envInt(t, "CELLTTL_SWEEP_OPS", int64(total)))
-	seed := uint64(envInt(t, "CELLTTL_SWEEP_SEED", time.Now().UnixNano()))
+	seed := uint64(envInt(t, "CELLTTL_SWEEP_SEED", sweepSeed))
 	only := int(envInt(t, "CELLTTL_SWEEP_RUN", -1))
 	t.Logf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_OPS=%d", seed, total)
 	start := time.Now()
@@ -101,7 +103,7 @@ func TestSweepModel(t *testing.T) {
 	t.Logf("%v, in %v", all, time.Since(start).Round(time.Millisecond))
 	if only < 0 && total >= 10_000 && (all.rounds < total/50 || all.stopped < total/100 || all.resumed == 0 || all.abandoned == 0 ||
 		all.events[0] == 0 || all.events[1] == 0 || all.events[2] == 0 || all.inFlight == 0 || all.redelivered == 0 ||
-		all.deletedRows == 0 || all.injected == 0 || all.missed == 0 || all.renewed == 0 || all.touched == 0 || all.empty == 0) {
+		all.deletedRows == 0 || all.injected == 0 && !raceDetector || all.missed == 0 || all.renewed == 0 || all.touched == 0 || all.empty == 0) {
 		t.Errorf("the runs exercised too little: %v", all)
 	}
 }
@@ -111,11 +113,11 @@ func TestSweepModel(t *testing.T) {
 func modelRunOf(t *testing.T, seed uint64, i, n int) (*modelStats, string) {
 	r := rand.New(rand.NewPCG(seed+uint64(i), 0x5eed))
 	v := newVariant(r)
-	e, err := emulator.Start()
+	e, stop, err := startEmulator()
 	if err != nil {
 		return nil, err.Error()
 	}
-	t.Cleanup(func() { e.Close() })
+	t.Cleanup(stop)
 	st := &modelStats{}
 	mr, err := newModelRun(e, v, r, st)
 	if err != nil {

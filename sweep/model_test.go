@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// sweepSeed is the seed of TestSweepModel unless CELLTTL_SWEEP_SEED says
+// otherwise: fixed, so that CI judges the same runs every time.
+const sweepSeed = 1795602503812418210
+
 // TestSweepModel checks sweeps against a reference model of what the
 // package doc and DESIGN.md ("Expiry you can act on") promise. A seeded
 // generator makes random operations on a table of families under
@@ -55,10 +59,6 @@ import (
 //     sweep and see what it did;
 //   - model_run_test.go: a run's setup, its operations, the raw check;
 //   - model_check_test.go: checking a call of Once.
-// sweepSeed is the seed of TestSweepModel unless CELLTTL_SWEEP_SEED says
-// otherwise: fixed, so that CI judges the same runs every time.
-const sweepSeed = 1795602503812418210
-
 func TestSweepModel(t *testing.T) {
 	total, runs := 100_000, 8
 	switch {

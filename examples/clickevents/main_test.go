@@ -13,6 +13,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/examples/internal/btenv"
 	"github.com/cellttl/ttl/examples/internal/faulty"
+	"github.com/cellttl/ttl/examples/internal/programtest"
 	"github.com/cellttl/ttl/internal/emulator"
 )
 
@@ -55,26 +56,17 @@ A plain bigtable read (no filter) still returns 10 rows: the Table's
 filter hides expired cells; GC (MaxAge 48h, real clock) removes them later.
 `
 
+// clickEvents is the program at w.
+func clickEvents(out io.Writer, target btenv.Target) error { return run(out, target, w) }
+
 // TestRun runs the program on its in-process emulator and checks every
 // line it prints.
-func TestRun(t *testing.T) {
-	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
-	var out bytes.Buffer
-	if err := run(&out, btenv.Target{}, w); err != nil {
-		t.Fatal(err)
-	}
-	if got := out.String(); got != story {
-		t.Errorf("the program printed\n%s\nwant\n%s", got, story)
-	}
-}
+func TestRun(t *testing.T) { programtest.Prints(t, clickEvents, story) }
 
 // TestRunAgain: a run on an emulator that an earlier run wrote to deletes
 // the earlier clicks first, and tells the same story of its own.
 func TestRunAgain(t *testing.T) {
-	e := emulator.StartForTest(t)
-	t.Setenv("BIGTABLE_EMULATOR_HOST", e.Addr)
-	target := btenv.Target{Project: emulator.Project, Instance: emulator.Instance}
-	want := strings.Replace(story, "an in-process bttest emulator", "the emulator at "+e.Addr, 1)
+	_, target, want := programtest.OnEmulator(t, story)
 	var out bytes.Buffer
 	if err := run(&out, target, w); err != nil {
 		t.Fatal(err)
@@ -96,16 +88,7 @@ func TestRunAgain(t *testing.T) {
 }
 
 // TestRunFails: a bad target is reported, and nothing printed.
-func TestRunFails(t *testing.T) {
-	var out bytes.Buffer
-	err := run(&out, btenv.Target{Project: "p"}, w)
-	if err == nil || err.Error() != "give both -project and -instance, or neither" {
-		t.Errorf("run with -project only: %v", err)
-	}
-	if out.Len() != 0 {
-		t.Errorf("printed %q", out.String())
-	}
-}
+func TestRunFails(t *testing.T) { programtest.RefusesHalfTarget(t, clickEvents) }
 
 // TestRunReportsFailures: when any call the program makes fails, it
 // stops and reports the error.

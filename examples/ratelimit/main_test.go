@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/cellttl/ttl/examples/internal/btenv"
 	"github.com/cellttl/ttl/examples/internal/faulty"
+	"github.com/cellttl/ttl/examples/internal/programtest"
 	"github.com/cellttl/ttl/internal/emulator"
 )
 
@@ -79,75 +79,35 @@ time      user   sent  decisions                       minute sum  day sum
 Table cellttl-example-ratelimit deleted.
 `
 
+// rateLimit is the program on day1.
+func rateLimit(out io.Writer, target btenv.Target) error { return run(out, target, day1) }
+
 // TestRun runs the program on its in-process emulator and checks every
 // line it prints.
-func TestRun(t *testing.T) {
-	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
-	var out bytes.Buffer
-	if err := run(&out, btenv.Target{}, day1); err != nil {
-		t.Fatal(err)
-	}
-	if got := out.String(); got != story {
-		t.Errorf("the program printed\n%s\nwant\n%s", got, story)
-	}
-}
+func TestRun(t *testing.T) { programtest.Prints(t, rateLimit, story) }
 
 // TestRunAgain: the program deletes its table, so a second run on the
 // same emulator, on another day, tells the same story.
 func TestRunAgain(t *testing.T) {
-	e := emulator.StartForTest(t)
-	t.Setenv("BIGTABLE_EMULATOR_HOST", e.Addr)
-	target := btenv.Target{Project: emulator.Project, Instance: emulator.Instance}
-	want := strings.Replace(story, "an in-process bttest emulator", "the emulator at "+e.Addr, 1)
-	for _, d := range []time.Time{day1, day1.AddDate(0, 0, 1)} {
-		var out bytes.Buffer
-		if err := run(&out, target, d); err != nil {
-			t.Fatal(err)
-		}
-		if got := out.String(); got != want {
-			t.Errorf("the run of %v printed\n%s\nwant\n%s", d, got, want)
-		}
-	}
-	if tables, err := e.Admin.Tables(context.Background()); err != nil || len(tables) != 0 {
-		t.Errorf("tables left: %v, %v", tables, err)
-	}
+	day2 := func(out io.Writer, target btenv.Target) error { return run(out, target, day1.AddDate(0, 0, 1)) }
+	programtest.PrintsEachTime(t, story, rateLimit, day2)
 }
 
 // TestRunLeftBehind: a table left by a run that was killed, with its
 // counter family, is refused and kept, as the doc comment says.
 func TestRunLeftBehind(t *testing.T) {
-	e := emulator.StartForTest(t)
 	sum := bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.SumAggregator{}}
-	if err := e.Admin.CreateTableFromConf(context.Background(), &bigtable.TableConf{
-		TableID: "cellttl-example-ratelimit", ColumnFamilies: map[string]bigtable.Family{family: {ValueType: sum}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("BIGTABLE_EMULATOR_HOST", e.Addr)
-	var out bytes.Buffer
-	err := run(&out, btenv.Target{Project: emulator.Project, Instance: emulator.Instance}, day1)
-	if err == nil || !strings.Contains(err.Error(), `exists with family "hits"`) {
-		t.Errorf("run on a table left behind: %v", err)
-	}
-	if out.Len() != 0 {
-		t.Errorf("printed %q", out.String())
-	}
-	if tables, err := e.Admin.Tables(context.Background()); err != nil || len(tables) != 1 {
-		t.Errorf("tables: %v, %v", tables, err)
-	}
+	programtest.RefusesLeftBehind(t, rateLimit, func(e *emulator.Emulator) {
+		if err := e.Admin.CreateTableFromConf(context.Background(), &bigtable.TableConf{
+			TableID: "cellttl-example-ratelimit", ColumnFamilies: map[string]bigtable.Family{family: {ValueType: sum}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}, `exists with family "hits"`)
 }
 
 // TestRunFails: a bad target is reported, and nothing printed.
-func TestRunFails(t *testing.T) {
-	var out bytes.Buffer
-	err := run(&out, btenv.Target{Project: "p"}, day1)
-	if err == nil || err.Error() != "give both -project and -instance, or neither" {
-		t.Errorf("run with -project only: %v", err)
-	}
-	if out.Len() != 0 {
-		t.Errorf("printed %q", out.String())
-	}
-}
+func TestRunFails(t *testing.T) { programtest.RefusesHalfTarget(t, rateLimit) }
 
 // TestRunReportsFailures: when a call the program makes fails, it stops
 // and reports the error. Failing each call in turn would take as many

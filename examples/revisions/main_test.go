@@ -14,6 +14,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/examples/internal/btenv"
 	"github.com/cellttl/ttl/examples/internal/faulty"
+	"github.com/cellttl/ttl/examples/internal/programtest"
 	"github.com/cellttl/ttl/internal/emulator"
 )
 
@@ -174,16 +175,7 @@ it. Until then the older cells are stored, and the Table never returns them.
 }
 
 // TestRunFails: a bad target is reported, and nothing printed.
-func TestRunFails(t *testing.T) {
-	var out bytes.Buffer
-	err := run(&out, btenv.Target{Instance: "i"})
-	if err == nil || err.Error() != "give both -project and -instance, or neither" {
-		t.Errorf("run with -instance only: %v", err)
-	}
-	if out.Len() != 0 {
-		t.Errorf("printed %q", out.String())
-	}
-}
+func TestRunFails(t *testing.T) { programtest.RefusesHalfTarget(t, run) }
 
 // TestRunReportsFailures: when any call the program makes before it waits
 // for GC fails, it stops and reports the error. (A failure of call n

@@ -13,6 +13,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/examples/internal/btenv"
 	"github.com/cellttl/ttl/examples/internal/faulty"
+	"github.com/cellttl/ttl/examples/internal/programtest"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/sweep"
 )
@@ -93,70 +94,30 @@ frank    10:00:00     left alone                            none yet: live
 Table cellttl-example-sessionexpiry deleted.
 `
 
+// sessionExpiry is the program on day.
+func sessionExpiry(out io.Writer, target btenv.Target) error { return run(out, target, day) }
+
 // TestRun runs the program on its in-process emulator and checks every
 // line it prints.
-func TestRun(t *testing.T) {
-	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
-	var out bytes.Buffer
-	if err := run(&out, btenv.Target{}, day); err != nil {
-		t.Fatal(err)
-	}
-	if got := out.String(); got != output {
-		t.Errorf("the program printed\n%s\nwant\n%s", got, output)
-	}
-}
+func TestRun(t *testing.T) { programtest.Prints(t, sessionExpiry, output) }
 
 // TestRunAgain: the program deletes its table, so a second run on the
 // same emulator, on another day, tells the same story.
 func TestRunAgain(t *testing.T) {
-	e := emulator.StartForTest(t)
-	t.Setenv("BIGTABLE_EMULATOR_HOST", e.Addr)
-	target := btenv.Target{Project: emulator.Project, Instance: emulator.Instance}
-	want := strings.Replace(output, "an in-process bttest emulator", "the emulator at "+e.Addr, 1)
-	for _, d := range []time.Time{day, day.AddDate(0, 0, 1)} {
-		var out bytes.Buffer
-		if err := run(&out, target, d); err != nil {
-			t.Fatal(err)
-		}
-		if got := out.String(); got != want {
-			t.Errorf("the run of %v printed\n%s\nwant\n%s", d, got, want)
-		}
-	}
-	if tables, err := e.Admin.Tables(context.Background()); err != nil || len(tables) != 0 {
-		t.Errorf("tables left: %v, %v", tables, err)
-	}
+	nextDay := func(out io.Writer, target btenv.Target) error { return run(out, target, day.AddDate(0, 0, 1)) }
+	programtest.PrintsEachTime(t, output, sessionExpiry, nextDay)
 }
 
 // TestRunLeftBehind: a table left by a run that was killed, with its
 // family, is refused and kept, as the doc comment says.
 func TestRunLeftBehind(t *testing.T) {
-	e := emulator.StartForTest(t)
-	e.TableForTest(t, "cellttl-example-sessionexpiry", map[string]bigtable.GCPolicy{family: strategy.GCPolicy()})
-	t.Setenv("BIGTABLE_EMULATOR_HOST", e.Addr)
-	var out bytes.Buffer
-	err := run(&out, btenv.Target{Project: emulator.Project, Instance: emulator.Instance}, day)
-	if err == nil || !strings.Contains(err.Error(), `exists with family "sess"`) {
-		t.Errorf("run on a table left behind: %v", err)
-	}
-	if out.Len() != 0 {
-		t.Errorf("printed %q", out.String())
-	}
-	if tables, err := e.Admin.Tables(context.Background()); err != nil || len(tables) != 1 {
-		t.Errorf("tables: %v, %v", tables, err)
-	}
+	programtest.RefusesLeftBehind(t, sessionExpiry, func(e *emulator.Emulator) {
+		e.TableForTest(t, "cellttl-example-sessionexpiry", map[string]bigtable.GCPolicy{family: strategy.GCPolicy()})
+	}, `exists with family "sess"`)
 }
 
 // TestRunFails: a bad target is reported, and nothing printed.
-func TestRunFails(t *testing.T) {
-	var out bytes.Buffer
-	err := run(&out, btenv.Target{Project: "p"}, day)
-	if err == nil || err.Error() != "give both -project and -instance, or neither" {
-		t.Errorf("run with -project only: %v", err)
-	}
-	if out.Len() != 0 {
-		t.Errorf("printed %q", out.String())
-	}
-}
+func TestRunFails(t *testing.T) { programtest.RefusesHalfTarget(t, sessionExpiry) }
 
 // oneShard is a table whose SampleRowKeys reports one tablet. The
 // emulator's SampleRowKeys picks a row in a hundred at random as a

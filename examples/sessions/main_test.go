@@ -15,6 +15,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/examples/internal/btenv"
 	"github.com/cellttl/ttl/examples/internal/faulty"
+	"github.com/cellttl/ttl/examples/internal/programtest"
 	"github.com/cellttl/ttl/internal/emulator"
 )
 
@@ -257,16 +258,7 @@ func TestTellReportsFailures(t *testing.T) {
 }
 
 // TestRunFails: a bad target is reported, and nothing printed.
-func TestRunFails(t *testing.T) {
-	var out bytes.Buffer
-	err := run(&out, btenv.Target{Project: "p"})
-	if err == nil || err.Error() != "give both -project and -instance, or neither" {
-		t.Errorf("run with -project only: %v", err)
-	}
-	if out.Len() != 0 {
-		t.Errorf("printed %q", out.String())
-	}
-}
+func TestRunFails(t *testing.T) { programtest.RefusesHalfTarget(t, run) }
 
 // onRealClock is the shape of what the program prints on the real clock
 // and its in-process emulator, as a pattern: … stands for a time or a

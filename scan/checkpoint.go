@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/cellttl/ttl"
@@ -63,6 +64,12 @@ type ShardRecord struct {
 // FileCheckpoint returns a Checkpoint that keeps its record in the file at
 // path, as JSON, replacing it atomically (a new file renamed over the old)
 // on every Save. The file is created by the first Save.
+//
+// A Save writes the new record to a temporary file beside path, named
+// path's base, a dot and digits (rewrite.json.123456), and renames it over
+// path. A run killed during a Save leaves that temporary file behind: the
+// next Load or Save removes every file of that pattern beside path, and
+// no other file.
 func FileCheckpoint(path string) Checkpoint { return &fileCheckpoint{path: path} }
 
 type fileCheckpoint struct {
@@ -73,6 +80,9 @@ type fileCheckpoint struct {
 func (c *fileCheckpoint) Load() (*Record, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.removeStale(); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -92,6 +102,9 @@ func (c *fileCheckpoint) Save(r *Record) error {
 	defer c.mu.Unlock()
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
+		return err
+	}
+	if err := c.removeStale(); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(c.path), filepath.Base(c.path)+".*")
@@ -114,6 +127,44 @@ func (c *fileCheckpoint) Save(r *Record) error {
 		return fmt.Errorf("scan: writing checkpoint: %w", err)
 	}
 	return nil
+}
+
+// removeStale removes the temporary files that Saves killed before their
+// rename left beside the checkpoint: its base name, a dot, and only
+// digits, as os.CreateTemp names them.
+func (c *fileCheckpoint) removeStale() error {
+	dir, base := filepath.Dir(c.path), filepath.Base(c.path)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("scan: reading the checkpoint's directory: %w", err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isTemporary(e.Name(), base) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("scan: removing a temporary file a crashed save left: %w", err)
+		}
+	}
+	return nil
+}
+
+// isTemporary reports whether name is a temporary file of the checkpoint
+// named base: base, a dot, and one or more digits.
+func isTemporary(name, base string) bool {
+	rest, ok := strings.CutPrefix(name, base+".")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, r := range rest {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // A Journal is the record of one run of work that writes, shared by its

@@ -391,3 +391,81 @@ func TestMemoryCheckpointCopies(t *testing.T) {
 		t.Errorf("the saved record changed with its copies: %+v", again.Shards[0])
 	}
 }
+
+// TestFileCheckpointCrashLeftovers reproduces finding 6 of issue 21: a run
+// killed during a Save leaves the Save's temporary file (the checkpoint's
+// name, a dot and digits) beside the checkpoint. The next Load removes it,
+// and so does the next Save, and no other file is touched.
+func TestFileCheckpointCrashLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rewrite.json")
+	cp := scan.FileCheckpoint(path)
+	if err := cp.Save(&scan.Record{Work: "move f"}); err != nil {
+		t.Fatal(err)
+	}
+	// What a Save killed between its write and its rename leaves, and
+	// files that are not its temporaries.
+	write := func(names ...string) {
+		for _, name := range names {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(`{"work": "move f", "sha`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	keep := []string{"rewrite.json", "rewrite.json.bak", "rewrite.json.12a", "rewrite.json.", "other.json.1234", "xrewrite.json.1234"}
+	write(keep[1:]...)
+	write("rewrite.json.1234567", "rewrite.json.42")
+	left := func() []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	rec, err := scan.FileCheckpoint(path).Load()
+	if err != nil || rec == nil || rec.Work != "move f" {
+		t.Fatalf("Load = %+v, %v; want the saved record", rec, err)
+	}
+	if got := left(); !sameNames(got, keep) {
+		t.Errorf("after Load the directory holds %q, want %q", got, keep)
+	}
+
+	// The next Save cleans up too, when no Load came first.
+	write("rewrite.json.99")
+	if err := scan.FileCheckpoint(path).Save(&scan.Record{Work: "move f"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); !sameNames(got, keep) {
+		t.Errorf("after Save the directory holds %q, want %q", got, keep)
+	}
+
+	// A checkpoint in a directory that does not exist has nothing to
+	// clean: Load finds no record.
+	if rec, err := scan.FileCheckpoint(filepath.Join(dir, "missing", "cp.json")).Load(); rec != nil || err != nil {
+		t.Errorf("Load in a missing directory = %v, %v", rec, err)
+	}
+}
+
+// sameNames reports whether a and b hold the same names, in any order.
+func sameNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	count := map[string]int{}
+	for _, n := range a {
+		count[n]++
+	}
+	for _, n := range b {
+		count[n]--
+	}
+	for _, c := range count {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -16,27 +16,27 @@ type Progress struct {
 	Shards, ShardsDone int
 	// Rows, Cells and Bytes are what the server returned so far, in every
 	// shard, finished or not: after the server's filter, so usually far
-	// less than the table holds. Bytes counts keys, qualifiers, timestamps
-	// and values as they arrived (values are usually stripped).
+	// less than the table holds. Bytes counts each cell as CountCell
+	// does: its row key, column, timestamp and value as it arrived
+	// (values are usually stripped), the bytes a report's counts add up.
 	Rows, Cells, Bytes int64
-	// RowsSeen and CellsSeen are what the server read to return them, as
-	// it reports it at the end of each shard: finished shards only.
+	// RowsSeen and CellsSeen are what the server read to return them: as
+	// each request reports it when it ends, and until then what it
+	// returned. Never fewer than Rows and Cells (see Stats).
 	RowsSeen, CellsSeen int64
+	// Requests is the number of ReadRows requests made, Retries those
+	// that resumed a retried stream (see Stats.Reads).
+	Requests, Retries int64
 	// Elapsed is the time since the work started.
 	Elapsed time.Duration
 }
 
-// RowsPerSecond is the rate at which the server has read rows so far
-// (finished shards), or returned them while no shard is finished.
+// RowsPerSecond is the rate at which the server has read rows so far.
 func (p Progress) RowsPerSecond() float64 {
 	if p.Elapsed <= 0 {
 		return 0
 	}
-	n := p.RowsSeen
-	if n == 0 {
-		n = p.Rows
-	}
-	return float64(n) / p.Elapsed.Seconds()
+	return float64(p.RowsSeen) / p.Elapsed.Seconds()
 }
 
 // Remaining estimates the time left from the share of shards done; shards
@@ -70,14 +70,25 @@ func (p Progress) String() string {
 // while the workers add to them.
 type Counter struct {
 	rows, cells, bytes  atomic.Int64 // returned so far
-	rowsSeen, cellsSeen atomic.Int64 // read by the server, reported at the shard's end
+	rowsSeen, cellsSeen atomic.Int64 // read by the server: never less than returned
+	requests, retries   atomic.Int64
 }
 
-// addTo adds the counter to p.
+// request counts one more ReadRows request in c and read.
+func (c *Counter) request(read *Stats) {
+	c.requests.Add(1)
+	read.Reads++
+}
+
+// addTo adds the counter to p. Returned counts are loaded before seen
+// ones, which the workers add to first: the sums never show more rows or
+// cells returned than seen.
 func (c *Counter) addTo(p *Progress) {
 	p.Rows += c.rows.Load()
 	p.Cells += c.cells.Load()
 	p.Bytes += c.bytes.Load()
 	p.RowsSeen += c.rowsSeen.Load()
 	p.CellsSeen += c.cellsSeen.Load()
+	p.Requests += c.requests.Load()
+	p.Retries += c.retries.Load()
 }

@@ -21,8 +21,8 @@ func TestProgressText(t *testing.T) {
 	}{
 		{"nothing yet", scan.Progress{Shards: 8}, 0, -1,
 			"0/8 shards, 0 rows and 0 cells seen, 0 rows returned (0 B)"},
-		{"rows returned, no shard done", scan.Progress{Shards: 8, Rows: 500, Cells: 900, Bytes: 2048, Elapsed: 2 * time.Second}, 250, -1,
-			"0/8 shards, 0 rows and 0 cells seen, 500 rows returned (2.0 KiB), 250 rows/s"},
+		{"rows returned, no shard done", scan.Progress{Shards: 8, Rows: 500, Cells: 900, Bytes: 2048, RowsSeen: 500, CellsSeen: 900, Elapsed: 2 * time.Second}, 250, -1,
+			"0/8 shards, 500 rows and 900 cells seen, 500 rows returned (2.0 KiB), 250 rows/s"},
 		{"under way", scan.Progress{Shards: 64, ShardsDone: 16, Rows: 3100, Cells: 6000, Bytes: 1258291,
 			RowsSeen: 1_200_000, CellsSeen: 3_400_000, Elapsed: 30 * time.Second}, 40_000, 90 * time.Second,
 			"16/64 shards, 1.2M rows and 3.4M cells seen, 3.1k rows returned (1.2 MiB), 40.0k rows/s, 1m30s left"},

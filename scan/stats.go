@@ -113,4 +113,3 @@ func (s Stats) Scale() float64 {
 	}
 	return float64(s.Shards) / float64(s.ShardsRead)
 }
-

@@ -40,6 +40,10 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return fail(stderr, "check", err)
 	}
 	defer admin.Close()
+	found, err := reach(ctx, c, admin)
+	if err != nil {
+		return fail(stderr, "check", err)
+	}
 	statuses, err := policy.Check(ctx, admin, c.table, strategies)
 	if statuses == nil {
 		return fail(stderr, "check", err)
@@ -62,6 +66,11 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	if errors.Is(err, ttl.ErrFamilyMismatch) {
 		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
+		if found.exists {
+			for _, name := range found.missing(c.families.Names()) {
+				fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, name, found.suggest(name))
+			}
+		}
 		fmt.Fprintf(stderr, "cellttl check: %d of %d families do not match their strategies; \"cellttl ensure\" shows what it would change\n",
 			bad, len(statuses))
 		return exitMismatch

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"cloud.google.com/go/bigtable"
 
@@ -22,6 +23,7 @@ const (
 	exitFailed   = 1 // the command ran and failed
 	exitUsage    = 2 // bad command line
 	exitMismatch = 3 // check found a mismatch; ensure refused a change
+	exitNotReady = 4 // not yet: the step cannot run before an instant
 )
 
 // A command is one of cellttl's subcommands.
@@ -41,14 +43,20 @@ type command struct {
 }
 
 // fail reports err from command name and returns its exit status: a
-// strategy or option the library refuses is a bad command line.
+// strategy or option the library refuses, or a family the table does not
+// have, is a bad command line.
 func fail(stderr io.Writer, name string, err error) int {
-	fmt.Fprintf(stderr, "cellttl %s: %v\n", name, err)
-	if errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrInvalidOption) {
+	fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
+	if errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrInvalidOption) || errors.Is(err, ttl.ErrUnknownFamily) {
 		return exitUsage
 	}
 	return exitFailed
 }
+
+// flagWords spells the library's options, which its messages name, as the
+// flags that set them.
+var flagWords = strings.NewReplacer("AllowDataLoss", "-allow-data-loss", "IgnoreWarnings", "-ignore-warnings",
+	"(Options.Checkpoint)", "(-checkpoint)", "Options.Checkpoint", "-checkpoint")
 
 // adminClient connects to the instance's table admin API.
 func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) {
@@ -73,7 +81,9 @@ func newFlagSet(cmd *command, c *config) *flag.FlagSet {
 	fs.StringVar(&c.table, "table", "", "`table` ID (required)")
 	fs.Var(&c.families, "family", "a managed family and its strategy, as `NAME=SPEC`: SPEC is onesecond,\n"+
 		"default:DURATION (48h, 90m, 30d), seqnum:VERSIONS or counter:SPEC; repeat for each family")
-	fs.DurationVar(&c.timeout, "timeout", 0, "give up after this `duration` (default: no limit)")
+	fs.DurationVar(&c.timeout, "timeout", 0, "give up after this `duration` (default 0: no limit)")
+	fs.DurationVar(&c.connectTimeout, "connect-timeout", defaultConnectTimeout, "give up when the server has not answered the first request within this\n"+
+		"`duration`, naming the address tried (0: no limit)")
 	fs.Var(&c.format, "format", "output `format`: text or json")
 	if cmd.flags != nil {
 		cmd.flags(fs, c)
@@ -101,6 +111,9 @@ func parse(cmd *command, args []string) (*config, error) {
 		}
 		positional = append(positional, rest[0])
 		args = rest[1:]
+	}
+	if err := negativeDurations(fs); err != nil {
+		return nil, err
 	}
 	var missing []string
 	for _, f := range []struct{ name, value string }{{"project", c.project}, {"instance", c.instance}, {"table", c.table}} {
@@ -131,4 +144,23 @@ func parse(cmd *command, args []string) (*config, error) {
 		c.row = positional[0]
 	}
 	return c, nil
+}
+
+// errNegative reports a negative duration flag.
+var errNegative = errors.New("a duration cannot be negative")
+
+// negativeDurations refuses a negative value of any duration flag, naming
+// the flag: no duration of cellttl's means anything below zero.
+func negativeDurations(fs *flag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		if d, ok := g.Get().(time.Duration); ok && d < 0 {
+			err = fmt.Errorf("-%s %v: %w", f.Name, d, errNegative)
+		}
+	})
+	return err
 }

@@ -13,11 +13,14 @@ import (
 
 var ensureCommand = &command{
 	name:  "ensure",
-	args:  " [-apply] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args:  " [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-now TIME] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
 	scans: true,
 	help: `Ensure makes each family's GC policy the one its strategy needs: it creates
 the table if it does not exist, creates missing families, and changes
 mismatched policies. Families not given with -family are left alone.
+Creating a family, or the table, needs -create: without it, a family the
+table does not have is refused (exit 3, nothing changed), with the nearest
+name it has suggested, so that a misspelled name creates nothing.
 
 It is a dry run unless -apply is given: it prints the plan and changes
 nothing. Before changing a family it scans it (values stripped, at most one
@@ -45,7 +48,10 @@ are "cellttl move start"'s to find and rewrite.`,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
 		movingFlags(fs, c)
+		nowFlag(fs, c)
 		fs.BoolVar(&c.apply, "apply", false, "make the changes (without it, a dry run)")
+		fs.BoolVar(&c.create, "create", false, "create the families the table does not have, and the table if it does\n"+
+			"not exist (without it, they are refused)")
 		fs.BoolVar(&c.allowDataLoss, "allow-data-loss", false, "make changes even if they delete or hide existing cells")
 		fs.BoolVar(&c.ignoreWarnings, "ignore-warnings", false, "pass Bigtable's IgnoreWarnings with each GC policy change,\n"+
 			"needed to relax GC on a replicated table")
@@ -68,6 +74,15 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return fail(stderr, "ensure", err)
 	}
 	defer admin.Close()
+	found, err := reach(ctx, c, admin)
+	if err != nil {
+		return fail(stderr, "ensure", err)
+	}
+	if err := found.unknown(c.table, c.families.Names()); err != nil && !c.create {
+		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
+		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; give -create to create it (check the name first)")
+		return exitMismatch
+	}
 	client, err := dataClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "ensure", err)
@@ -75,6 +90,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer client.Close()
 	progress := newProgress(c, stderr)
 	plan, err := policy.Ensure(ctx, admin, c.table, client.Open(c.table), strategies, policy.Options{
+		Now:            c.clock(),
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
@@ -93,7 +109,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 func ensureStatus(c *config, plan *policy.Plan, err error, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, ttl.ErrDataLoss):
-		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
+		fmt.Fprintf(stderr, "cellttl ensure: %s\n", flagWords.Replace(err.Error()))
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; run again with -allow-data-loss to accept the loss")
 		fmt.Fprintln(stderr, "cellttl ensure: to change the strategy of a family that holds data without losing any, move it online:")
 		fmt.Fprintln(stderr, "  \"cellttl help move\", and the guide docs/moves.md")
@@ -111,7 +127,7 @@ func ensureStatus(c *config, plan *policy.Plan, err error, stdout, stderr io.Wri
 				if plan.Read.Estimate() {
 					fmt.Fprintln(stdout, "estimate: run again without -sample to decide")
 				} else {
-					fmt.Fprintln(stdout, "dry run: run again with -apply to make these changes")
+					fmt.Fprintln(stdout, "dry run: nothing changed; run again with -apply to make these changes")
 				}
 				break
 			}

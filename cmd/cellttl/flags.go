@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,8 +18,9 @@ type config struct {
 	project, instance, table string
 	families                 spec.Families
 	others                   listFlag
-	timeout                  time.Duration
+	timeout, connectTimeout  time.Duration
 	format                   formatFlag
+	now                      timeFlag // -now: the instant cells are judged at
 
 	// commands that read data
 	appProfile string
@@ -42,8 +44,10 @@ type config struct {
 	skew       time.Duration
 	checkpoint string
 
+	// ensure
+	create bool
+
 	// inspect
-	at         timeFlag
 	writeTimes bool
 	margin     time.Duration
 	row        string
@@ -70,8 +74,38 @@ func scanFlags(fs *flag.FlagSet, c *config) {
 func workerFlags(fs *flag.FlagSet, c *config) {
 	dataFlags(fs, c)
 	fs.IntVar(&c.workers, "workers", scan.DefaultWorkers, "read `N` shards of the table at once")
-	fs.BoolVar(&c.progress, "progress", true, "report progress on stderr: a live line on a terminal, a line every\n"+
-		"10s otherwise")
+	fs.BoolVar(&c.progress, "progress", true, "report progress on stderr, on by default: a live line on a terminal, a\n"+
+		"plain line every 10s otherwise; -progress=false or -quiet turns it off")
+	fs.BoolFunc("quiet", "report no progress (the same as -progress=false)", func(v string) error {
+		quiet, err := strconv.ParseBool(v)
+		if quiet {
+			c.progress = false
+		}
+		return err
+	})
+}
+
+// nowFlag defines -now, for a command that judges cells live or expired.
+func nowFlag(fs *flag.FlagSet, c *config) {
+	fs.Var(&c.now, "now", "judge the cells at this `time` (RFC 3339) instead of the clock's now")
+}
+
+// clock returns the instant -now gives as a clock, or nil (the clock's
+// now) without it, as the library's options take it.
+func (c *config) clock() func() time.Time {
+	if c.now.t.IsZero() {
+		return nil
+	}
+	t := c.now.t
+	return func() time.Time { return t }
+}
+
+// judgedAt returns the instant of -now, or the clock's now.
+func (c *config) judgedAt() time.Time {
+	if c.now.t.IsZero() {
+		return time.Now()
+	}
+	return c.now.t
 }
 
 // formatFlag is -format: text (the zero value) or json.

@@ -22,7 +22,7 @@ import (
 
 var inspectCommand = &command{
 	name:       "inspect",
-	args:       " [-other FAMILY]... [-at TIME] [-write-times] [-read-margin DURATION] [-app-profile PROFILE] [-format json] ROW",
+	args:       " [-other FAMILY]... [-now TIME] [-write-times] [-read-margin DURATION] [-app-profile PROFILE] [-format json] ROW",
 	positional: "ROW",
 	help: `Inspect reads every cell stored in ROW, expired or not, and prints its
 timestamp (the sequence number in a seqnum family), its expiry under the
@@ -32,11 +32,14 @@ return it, or why not.
 
 Declare the table's families without a strategy with -other, as the
 application does with ttl.OtherFamilies: cells of undeclared families are
-then not returned. Without -other, every other family is passed through.`,
+then not returned. Without -other, every other family is passed through.
+A family given with -family or -other that the table does not have is an
+error (exit 2), with the nearest name it has suggested.`,
 	flags: func(fs *flag.FlagSet, c *config) {
 		dataFlags(fs, c)
 		fs.Var(&c.others, "other", "a `family` without a strategy (ttl.OtherFamilies); repeat for each")
-		fs.Var(&c.at, "at", "judge the cells at this `time` (RFC 3339) instead of now")
+		nowFlag(fs, c)
+		fs.Var(&c.now, "at", "deprecated: the same as -now `time`")
 		fs.BoolVar(&c.writeTimes, "write-times", false, "the table records write times (ttl.RecordWriteTime): show them")
 		fs.DurationVar(&c.margin, "read-margin", 0, "the table's read margin (ttl.WithReadMargin)")
 	},
@@ -63,9 +66,18 @@ type inspectedCell struct {
 }
 
 func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
-	at := c.at.t
-	if at.IsZero() {
-		at = time.Now()
+	at := c.judgedAt()
+	admin, err := adminClient(ctx, c)
+	if err != nil {
+		return fail(stderr, "inspect", err)
+	}
+	defer admin.Close()
+	found, err := reach(ctx, c, admin)
+	if err == nil {
+		err = found.unknown(c.table, append(c.families.Names(), c.others...))
+	}
+	if err != nil {
+		return fail(stderr, "inspect", err)
 	}
 	client, err := dataClient(ctx, c)
 	if err != nil {

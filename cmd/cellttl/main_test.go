@@ -191,25 +191,25 @@ func TestEnsure(t *testing.T) {
 	before := policies(t, e.Admin)
 
 	for _, apply := range []string{"-timeout=1m", "-apply"} {
-		stdout, stderr, code := cellttl(with("ensure", "-family", "clicks=default:48h", "-family", "sess=onesecond", apply)...)
+		stdout, stderr, code := cellttl(with("ensure", "-family", "clicks=default:48h", "-family", "sess=onesecond", "-create", apply)...)
 		assert.Equal(t, exitMismatch, code)
-		assert.Contains(t, stdout, "clicks  DefaultExpiration(48h0m0s)  never    maxage=2d  refused  1\n")
-		assert.Contains(t, stdout, "sess    OneSecond()                 missing  maxage=1s  create   -\n")
+		assert.Contains(t, stdout, "clicks  DefaultExpiration(48h0m0s)  never    maxage=2d  refused       1\n")
+		assert.Contains(t, stdout, "sess    OneSecond()                 missing  maxage=1s  would create  -\n")
 		assert.Contains(t, stdout, "clicks: 1 row holds cells stamped up to ")
 		assert.Regexp(t, `\n  scan: (\d+) shards, (\d+) reads, 2 rows and 3 cells seen, 1 cell returned\n`, stdout)
 		assert.Contains(t, stderr, "refused, nothing changed; run again with -allow-data-loss")
 		assert.Equal(t, before, policies(t, e.Admin))
 	}
 
-	stdout, stderr, code := cellttl(with("ensure", "-family", "clicks=default:30d", "-family", "sess=onesecond")...)
+	stdout, stderr, code := cellttl(with("ensure", "-family", "clicks=default:30d", "-family", "sess=onesecond", "-create")...)
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, stderr)
-	assert.Contains(t, stdout, ": dry run, nothing changed; 2 changes to make\n")
-	assert.Contains(t, stdout, "clicks  DefaultExpiration(720h0m0s)  never    maxage=30d  change  0\n")
-	assert.True(t, strings.HasSuffix(stdout, "dry run: run again with -apply to make these changes\n"), stdout)
+	assert.Contains(t, stdout, ": dry run, nothing changed; would make 2 changes\n")
+	assert.Contains(t, stdout, "clicks  DefaultExpiration(720h0m0s)  never    maxage=30d  would change  0\n")
+	assert.True(t, strings.HasSuffix(stdout, "dry run: nothing changed; run again with -apply to make these changes\n"), stdout)
 	assert.Equal(t, before, policies(t, e.Admin))
 
-	stdout, _, code = cellttl(with("ensure", "-family", "clicks=default:30d", "-family", "sess=onesecond", "-apply")...)
+	stdout, _, code = cellttl(with("ensure", "-family", "clicks=default:30d", "-family", "sess=onesecond", "-create", "-apply")...)
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, ": 2 changes made\n")
 	assert.Equal(t, map[string]string{"clicks": "age() > 30d", "meta": "", "sess": "age() > 1000000"}, policies(t, e.Admin))

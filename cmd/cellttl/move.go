@@ -9,6 +9,7 @@ import (
 	"maps"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
 )
@@ -49,6 +50,7 @@ start, rewrite and finish are dry runs unless -apply is given. Flags:
                       default (their old rule), for:DURATION (after their
                       write time; from seqnum, after the start),
                       until:TIME, forever
+  -now TIME           judge the cells at TIME instead of now
   -skew DURATION      the most two processes' clocks differ
 
 check and ensure take the same flags (and -move NAME among several
@@ -56,7 +58,8 @@ families) to accept the family's policy during the move and once finished.
 
 Exit status: 0 done (or nothing to do); 1 failed, or a scan did not finish;
 2 bad command line; 3 refused: finish while old cells are live, start
-while misplaced cells remain.
+while misplaced cells remain; 4 not yet: rewrite or finish before the
+move's start (at -now, or now).
 
 Run "cellttl help move STEP" for a step's flags. The guide docs/moves.md
 walks through a move.
@@ -72,6 +75,7 @@ func moveStep(step, help string, flags func(fs *flag.FlagSet, c *config), run fu
 		flags: func(fs *flag.FlagSet, c *config) {
 			workerFlags(fs, c)
 			moveFlags(fs, c, " (required)")
+			nowFlag(fs, c)
 			if flags != nil {
 				flags(fs, c)
 			}
@@ -81,6 +85,11 @@ func moveStep(step, help string, flags func(fs *flag.FlagSet, c *config), run fu
 			if err != nil {
 				fmt.Fprintf(stderr, "cellttl move %s: %v\n", step, err)
 				return exitUsage
+			}
+			if at := c.judgedAt(); (step == "rewrite" || step == "finish") && at.Before(m.Start) {
+				fmt.Fprintf(stderr, "cellttl move %s: %v: the move starts at %s, it is %s: run it after the start\n",
+					step, errNotReady, text.Time(m.Start), text.Time(at))
+				return exitNotReady
 			}
 			return run(ctx, c, m, stdout, stderr)
 		},
@@ -212,6 +221,7 @@ func movingFlags(fs *flag.FlagSet, c *config) {
 // moveOptions returns the library's options for the command line.
 func (c *config) moveOptions(progress *progressLine) move.Options {
 	o := move.Options{
+		Now:            c.clock(),
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
@@ -246,6 +256,17 @@ func runMoveStep(step moveStepFunc, changes bool) func(ctx context.Context, c *c
 			return fail(stderr, name, err)
 		}
 		defer admin.Close()
+		found, err := reach(ctx, c, admin)
+		if err == nil {
+			err = found.unknown(c.table, c.families.Names())
+		}
+		if errors.Is(err, ttl.ErrUnknownFamily) {
+			fmt.Fprintf(stderr, "cellttl move: %v\n", err)
+			return exitMismatch
+		}
+		if err != nil {
+			return fail(stderr, name, err)
+		}
 		client, err := dataClient(ctx, c)
 		if err != nil {
 			return fail(stderr, name, err)
@@ -258,14 +279,23 @@ func runMoveStep(step moveStepFunc, changes bool) func(ctx context.Context, c *c
 		}
 		r, err := step(f, ctx)
 		progress.end()
+		dryRun := changes && !c.apply
 		if r != nil {
-			if code := printReport(c, stdout, stderr, name, r, renderMove); code != exitOK {
+			render := renderMove
+			if dryRun {
+				render = renderDryRun
+			}
+			if code := printReport(c, stdout, stderr, name, r, render); code != exitOK {
 				return code
 			}
 		}
 		switch {
+		case errors.Is(err, ttl.ErrDataLoss) && dryRun:
+			fmt.Fprintf(stderr, "cellttl move: %s\n", flagWords.Replace(err.Error()))
+			fmt.Fprintln(stderr, "cellttl move: dry run: with -apply this step would be refused; nothing changed")
+			return exitMismatch
 		case errors.Is(err, ttl.ErrDataLoss):
-			fmt.Fprintf(stderr, "cellttl move: %v\n", err)
+			fmt.Fprintf(stderr, "cellttl move: %s\n", flagWords.Replace(err.Error()))
 			fmt.Fprintln(stderr, "cellttl move: refused, nothing changed")
 			return exitMismatch
 		case err != nil && r != nil && r.Read.ShardsRead < r.Read.Shards:
@@ -275,7 +305,7 @@ func runMoveStep(step moveStepFunc, changes bool) func(ctx context.Context, c *c
 		case err != nil:
 			return fail(stderr, name, err)
 		}
-		if changes && !c.apply && !c.format.json {
+		if dryRun && !c.format.json {
 			fmt.Fprintln(stdout, "dry run: nothing changed; run again with -apply")
 		}
 		return exitOK

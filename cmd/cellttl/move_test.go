@@ -42,7 +42,8 @@ func TestMove(t *testing.T) {
 
 	stdout, _, code = cellttl(moveArgs("start", start)...)
 	assert.Equal(t, exitOK, code)
-	assert.Contains(t, stdout, "  to do: GC policy never → maxage=30m\n")
+	assert.Contains(t, stdout, ": started; dry run, nothing changed\n")
+	assert.Contains(t, stdout, "  would do: GC policy never → maxage=30m\n")
 	assert.Contains(t, stdout, "dry run: nothing changed; run again with -apply\n")
 	assert.Equal(t, "", policies(t, e.Admin)["sess"])
 	_, stderr, code = cellttl(moveArgs("start", start, "-apply")...)

@@ -115,7 +115,7 @@ func TestEnsureInMove(t *testing.T) {
 	stdout, stderr, code := cellttl(movingArgs("ensure", start, "-family", "sess=onesecond")...)
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Empty(t, stderr)
-	assert.Regexp(t, `\nsess +Move\{From: nil, To: OneSecond\(\), .*\} +never +maxage=30m +change +0\n`, stdout)
+	assert.Regexp(t, `\nsess +Move\{From: nil, To: OneSecond\(\), .*\} +never +maxage=30m +would change +0\n`, stdout)
 	assert.NotContains(t, stdout, "rows hold")
 	assert.NotContains(t, stdout, "refused")
 	assert.Equal(t, "", policies(t, e.Admin)["sess"], "a dry run")
@@ -130,7 +130,7 @@ func TestEnsureInMove(t *testing.T) {
 	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stdout, "maxage=30m  maxage=1s  refused  1\n")
 	for _, extra := range [][]string{nil, {"-apply"}} {
-		stdout, stderr, code = cellttl(movingArgs("ensure", start, append([]string{"-family", "sess=onesecond", "-family", "meta=default:1d", "-move", "sess"}, extra...)...)...)
+		stdout, stderr, code = cellttl(movingArgs("ensure", start, append([]string{"-family", "sess=onesecond", "-family", "meta=default:1d", "-move", "sess", "-create"}, extra...)...)...)
 		assert.Equal(t, exitOK, code, stderr)
 		assert.Regexp(t, `\nsess +Move\{.*\} +maxage=30m +maxage=30m +keep +-\n`, stdout)
 		assert.NotContains(t, stdout, "rows hold")

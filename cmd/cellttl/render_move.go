@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
@@ -12,13 +13,24 @@ import (
 // How the move commands print a move.Report: the move, the family's
 // policies, the cells on each side, when the move can end, what was done
 // and what blocks the next step.
-func renderMove(w io.Writer, r *move.Report) {
+func renderMove(w io.Writer, r *move.Report) { renderMoveStep(w, r, false) }
+
+// renderDryRun prints the report of a step that changes the family, run
+// without -apply: labelled a dry run, saying what it would do.
+func renderDryRun(w io.Writer, r *move.Report) { renderMoveStep(w, r, r.DryRun) }
+
+// renderMoveStep prints r; dryRun labels it a dry run of a step that
+// changes the family.
+func renderMoveStep(w io.Writer, r *move.Report, dryRun bool) {
 	state := "not started"
 	switch {
 	case r.Found == r.Final && r.Final != r.Window:
 		state = "finished"
 	case r.Started:
 		state = "started"
+	}
+	if dryRun {
+		state += "; dry run, nothing changed"
 	}
 	fmt.Fprintf(w, "family %q of table %q at %s: %s\n", r.Family, r.Table, text.Time(r.Now), state)
 	fmt.Fprintf(w, "  %s\n", r.Move)
@@ -46,15 +58,23 @@ func renderMove(w io.Writer, r *move.Report) {
 			fmt.Fprintf(w, "  misplaced: %s stamped at or above the boundary, which the new rule would misread\n", count(r.Misplaced))
 		}
 	}
-	if r.Rewritten > 0 || r.Kept > 0 {
+	switch {
+	case (r.Rewritten > 0 || r.Kept > 0) && dryRun:
+		fmt.Fprintf(w, "  would rewrite: %s; would keep: %s\n", text.Plural(int(r.Rewritten), "cell", "cells"), text.Plural(int(r.Kept), "cell", "cells"))
+	case r.Rewritten > 0 || r.Kept > 0:
 		fmt.Fprintf(w, "  rewritten: %s; kept: %s\n", text.Plural(int(r.Rewritten), "cell", "cells"), text.Plural(int(r.Kept), "cell", "cells"))
 	}
-	verb := "done"
-	if r.DryRun {
-		verb = "to do"
-	}
 	for _, a := range r.Actions {
-		fmt.Fprintf(w, "  %s: %s\n", verb, a)
+		switch {
+		case dryRun && strings.HasPrefix(a, "would "):
+			fmt.Fprintf(w, "  %s\n", a)
+		case dryRun:
+			fmt.Fprintf(w, "  would do: %s\n", a)
+		case r.DryRun:
+			fmt.Fprintf(w, "  to do: %s\n", a)
+		default:
+			fmt.Fprintf(w, "  done: %s\n", a)
+		}
 	}
 	for _, x := range r.Blockers {
 		fmt.Fprintf(w, "  blocked: %s\n", x)

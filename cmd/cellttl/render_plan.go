@@ -53,14 +53,14 @@ func planState(p *policy.Plan) string {
 		s = fmt.Sprintf("the scan stopped after %d of %d shards: nothing decided, nothing changed; the counts below are partial",
 			p.Read.ShardsRead, p.Read.Planned())
 	case p.Read.Estimate():
-		s = fmt.Sprintf("estimate from a sample of %d of %d shards, nothing decided, nothing changed; %s to make",
+		s = fmt.Sprintf("estimate from a sample of %d of %d shards, nothing decided, nothing changed; would make %s",
 			p.Read.Sampled, p.Read.Shards, text.Plural(pending, "change", "changes"))
 	case refused > 0 && p.DryRun:
 		s = fmt.Sprintf("dry run, nothing changed; %s would be refused", text.Plural(refused, "change", "changes"))
 	case refused > 0:
 		s = fmt.Sprintf("%s refused, nothing changed", text.Plural(refused, "change", "changes"))
 	case p.DryRun && pending > 0:
-		s = fmt.Sprintf("dry run, nothing changed; %s to make", text.Plural(pending, "change", "changes"))
+		s = fmt.Sprintf("dry run, nothing changed; would make %s", text.Plural(pending, "change", "changes"))
 	case pending == 0 && done == 0:
 		s = "every family matches its strategy, nothing to change"
 	case pending > 0:
@@ -69,7 +69,7 @@ func planState(p *policy.Plan) string {
 		s = fmt.Sprintf("%s made", text.Plural(done, "change", "changes"))
 	}
 	if p.CreateTable {
-		verb := "to create"
+		verb := "would be created"
 		if done > 0 {
 			verb = "created"
 		}
@@ -99,14 +99,14 @@ func planAction(p *policy.Plan, f policy.FamilyPlan) string {
 	case p.Read.Stopped():
 		return "undecided"
 	case f.Action == policy.Create:
-		return "create"
+		return "would create"
 	case f.Rows > 0 && !p.DryRun:
 		// Allowed, but the changes stopped before this one: nothing lost.
 		return "not changed"
 	case f.Rows > 0:
-		return "change, loses data" + estimate
+		return "would change, loses data" + estimate
 	}
-	return "change" + estimate
+	return "would change" + estimate
 }
 
 // rowsLost is the family's ROWS LOST: exact, at least (a scan that stopped

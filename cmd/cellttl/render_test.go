@@ -53,13 +53,13 @@ func TestPlanStates(t *testing.T) {
 		{"stopped", policy.Plan{Families: []policy.FamilyPlan{change}, Read: scan.Stats{Shards: 5, ShardsRead: 2}},
 			"the scan stopped after 2 of 5 shards: nothing decided, nothing changed; the counts below are partial", "undecided"},
 		{"estimate", policy.Plan{Families: []policy.FamilyPlan{change}, Read: scan.Stats{Shards: 5, Sampled: 2, ShardsRead: 2}},
-			"estimate from a sample of 2 of 5 shards, nothing decided, nothing changed; 1 change to make", "change (estimate)"},
+			"estimate from a sample of 2 of 5 shards, nothing decided, nothing changed; would make 1 change", "would change (estimate)"},
 		{"refused in a dry run", policy.Plan{DryRun: true, Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) { f.Refused, f.Rows = true, 3 })}},
 			"dry run, nothing changed; 1 change would be refused", "refused"},
 		{"refused", policy.Plan{Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) { f.Refused, f.Rows = true, 3 })}},
 			"1 change refused, nothing changed", "refused"},
 		{"dry run", policy.Plan{DryRun: true, Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) { f.Rows = 3 })}},
-			"dry run, nothing changed; 1 change to make", "change, loses data"},
+			"dry run, nothing changed; would make 1 change", "would change, loses data"},
 		{"nothing to do", policy.Plan{Families: []policy.FamilyPlan{keep}}, "every family matches its strategy, nothing to change", "keep"},
 		{"stopped part way", policy.Plan{Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) { f.Rows = 3 })}},
 			"0 changes made, 1 not made", "not changed"},
@@ -68,7 +68,7 @@ func TestPlanStates(t *testing.T) {
 		{"created with the table", policy.Plan{CreateTable: true, Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) { f.Action, f.Done, f.Exists = policy.Create, true, false })}},
 			"table does not exist, created with its families; 1 change made", "created"},
 		{"table to create", policy.Plan{CreateTable: true, DryRun: true, Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) { f.Action, f.Exists = policy.Create, false })}},
-			"table does not exist, to create with its families; dry run, nothing changed; 1 change to make", "create"},
+			"table does not exist, would be created with its families; dry run, nothing changed; would make 1 change", "would create"},
 	} {
 		assert.Equal(t, tt.state, planState(&tt.plan), tt.name)
 		assert.Equal(t, tt.action, planAction(&tt.plan, tt.plan.Families[0]), tt.name)

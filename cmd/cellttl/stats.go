@@ -11,7 +11,7 @@ import (
 
 var statsCommand = &command{
 	name: "stats",
-	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-values] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json]",
+	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-values] [-now TIME] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json]",
 	help: `Stats audits what the table holds, family by family: the cells reads return,
 the expired cells still stored because GC lags, the cells that never expire,
 and the expired cells the family's GC policy never deletes, with their
@@ -27,12 +27,15 @@ not finish prints its partial counts as such and exits 1.
 
 A family in a move is given as check and ensure take it (-family NAME=SPEC
 with the strategy it moves to, and -from, -start, -old, -skew, -move): each
-cell is then judged by its own side's rule, as reads judge it.`,
+cell is then judged by its own side's rule, as reads judge it. A family
+given with -family that the table does not have is an error (exit 2), with
+the nearest name it has suggested.`,
 	familiesOptional: true,
 	scans:            true,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
 		movingFlags(fs, c)
+		nowFlag(fs, c)
 		fs.BoolVar(&c.values, "values", false, "read values too, so that bytes include them")
 	},
 	run: runStats,
@@ -49,6 +52,13 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return fail(stderr, "stats", err)
 	}
 	defer admin.Close()
+	found, err := reach(ctx, c, admin)
+	if err == nil {
+		err = found.unknown(c.table, c.families.Names())
+	}
+	if err != nil {
+		return fail(stderr, "stats", err)
+	}
 	client, err := dataClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "stats", err)
@@ -56,6 +66,7 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer client.Close()
 	progress := newProgress(c, stderr)
 	report, err := audit.Table(ctx, admin, c.table, client.Open(c.table), strategies, audit.Options{
+		Now:    c.clock(),
 		Values: c.values,
 		Scan:   progress.options(c),
 	})

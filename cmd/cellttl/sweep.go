@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
@@ -17,7 +18,7 @@ import (
 
 var sweepCommand = &command{
 	name: "sweep",
-	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION] [-checkpoint FILE] [-delete] [-values] [-write-times] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION] [-checkpoint FILE] [-delete] [-values] [-write-times] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
 	help: `Sweep reports the cells of the families given with -family that have
 expired, each once, as events on stdout. Under onesecond and
 default:DURATION a cell's timestamp is its expiry (or its expiry less the
@@ -74,6 +75,7 @@ family (as for check). With -every, an interrupt between rounds exits 0, or
 	flags: func(fs *flag.FlagSet, c *config) {
 		workerFlags(fs, c)
 		movingFlags(fs, c)
+		nowFlag(fs, c)
 		s := &c.sweep
 		fs.Var(&s.granularity, "granularity", "what an event reports (`KIND`): cell, each expired cell; column or row,\n"+
 			"one once nothing in it is live (default cell)")
@@ -122,14 +124,22 @@ func (f *granularityFlag) Set(v string) error {
 // sweepNow is the sweep's clock; tests fix it.
 var sweepNow = time.Now
 
+// sweepClock is the sweep's clock: -now, fixed, or sweepNow.
+func (c *config) sweepClock() func() time.Time {
+	if now := c.clock(); now != nil {
+		return now
+	}
+	return sweepNow
+}
+
 // check reports a sweep command line that cannot work, at now, naming the
 // flag at fault.
 func (s *sweepConfig) check(c *config, now time.Time) error {
 	switch {
 	case s.margin <= 0:
 		return fmt.Errorf("-margin %v: want a positive duration, covering the longest write and the clocks' skew", s.margin)
-	case s.every < 0:
-		return fmt.Errorf("-every %v: want a positive period (without -every, one round)", s.every)
+	case s.every > 0 && !c.now.t.IsZero():
+		return errors.New("-now fixes the instant of one round: it cannot be used with -every")
 	case s.since.t.After(now):
 		return fmt.Errorf("-since %s: after now (%s): a sweep reports what has expired", text.Time(s.since.t), text.Time(now))
 	case c.values && s.granularity.g == sweep.Row:
@@ -146,7 +156,7 @@ func (s *sweepConfig) check(c *config, now time.Time) error {
 // with o.
 func (c *config) sweepOptions(o scan.Options) sweep.Options {
 	opts := sweep.Options{
-		Now:         sweepNow,
+		Now:         c.sweepClock(),
 		Granularity: c.sweep.granularity.g,
 		Margin:      c.sweep.margin,
 		Since:       c.sweep.since.t,
@@ -164,7 +174,7 @@ func (c *config) sweepOptions(o scan.Options) sweep.Options {
 func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	strategies, err := c.strategies()
 	if err == nil {
-		err = c.sweep.check(c, sweepNow())
+		err = c.sweep.check(c, c.sweepClock()())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cellttl sweep: %v\n", err)
@@ -186,6 +196,17 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer client.Close()
 	out := newSweepOutput(c, stdout, stderr)
 	s, err := sweep.New(admin, client.Open(c.table), c.table, strategies, c.sweepOptions(out.scanOptions()))
+	if err != nil {
+		return fail(stderr, "sweep", err)
+	}
+	found, err := reach(ctx, c, admin)
+	if err == nil {
+		err = found.unknown(c.table, c.families.Names())
+	}
+	if errors.Is(err, ttl.ErrUnknownFamily) {
+		fmt.Fprintf(stderr, "cellttl sweep: %v\n", err)
+		return exitMismatch
+	}
 	if err != nil {
 		return fail(stderr, "sweep", err)
 	}

@@ -370,13 +370,16 @@ func TestSweepMissed(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.NotContains(t, stderr, "GC may")
 
-	// A family the table does not have is a mismatch, as for check.
+	// A family the table does not have is a mismatch, as for check, with
+	// the nearest name it has suggested.
 	stdout, stderr, code = cellttl(with("sweep", "-family", "nope=onesecond", "-since", "2030-04-30T09:00:00Z")...)
 	assert.Equal(t, exitMismatch, code)
 	assert.Empty(t, stdout)
-	assert.Equal(t, `cellttl sweep: ttl: column family does not match its strategy: table "t" has no family "nope" to sweep
-cellttl sweep: "cellttl ensure -apply" creates the families with the policies their strategies need
+	assert.Equal(t, `cellttl sweep: ttl: unknown column family: table "t" has no family "nope"; its families: clicks, meta, sess
 `, stderr)
+	_, stderr, code = cellttl(with("sweep", "-family", "ses=onesecond", "-since", "2030-04-30T09:00:00Z")...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Contains(t, stderr, `has no family "ses" (did you mean "sess"?)`)
 }
 
 // watchedOut is a stdout that calls each with the number of reports
@@ -507,8 +510,9 @@ func TestSweepCommandLine(t *testing.T) {
 		{[]string{"-since", "yesterday"}, `invalid value "yesterday" for flag -since: want a time such as 2030-04-30T09:00:00Z`},
 		{[]string{"-since", "2030-04-30T10:00:00Z"}, "-since 2030-04-30T10:00:00.000Z: after now (2030-04-30T09:01:00.000Z): a sweep reports what has expired"},
 		{[]string{"-margin", "0s", "-every", "1m"}, "-margin 0s: want a positive duration"},
-		{[]string{"-margin", "-1s", "-every", "1m"}, "-margin -1s: want a positive duration"},
-		{[]string{"-every", "-1m"}, "-every -1m0s: want a positive period"},
+		{[]string{"-margin", "-1s", "-every", "1m"}, "-margin -1s: a duration cannot be negative"},
+		{[]string{"-every", "-1m"}, "-every -1m0s: a duration cannot be negative"},
+		{[]string{"-now", "2030-04-30T09:00:00Z", "-every", "1m"}, "-now fixes the instant of one round: it cannot be used with -every"},
 		{[]string{"-every", "soon"}, `invalid value "soon" for flag -every`},
 		{[]string{"-values", "-granularity", "row", "-every", "1m"}, "-values: row events carry no value"},
 		{nil, "one round with neither -checkpoint nor -since reports nothing"},

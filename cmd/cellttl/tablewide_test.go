@@ -334,9 +334,9 @@ func TestSample(t *testing.T) {
 
 	stdout, stderr, code = cellttl(ensureArgs("-sample", "0.4")...)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `^table "t" at \S+: estimate from a sample of 2 of 5 shards, nothing decided, nothing changed; 2 changes to make\n`, stdout)
-	assert.Contains(t, stdout, "  never  maxage=1s  change, loses data (estimate)  ~5\n")
-	assert.Contains(t, stdout, "  never  maxage=2d  change (estimate)              ~0\n")
+	assert.Regexp(t, `^table "t" at \S+: estimate from a sample of 2 of 5 shards, nothing decided, nothing changed; would make 2 changes\n`, stdout)
+	assert.Contains(t, stdout, "  never  maxage=1s  would change, loses data (estimate)  ~5\n")
+	assert.Contains(t, stdout, "  never  maxage=2d  would change (estimate)              ~0\n")
 	assert.NotContains(t, stdout, "refused")
 	assert.True(t, strings.HasSuffix(stdout, "estimate: run again without -sample to decide\n"), stdout)
 

@@ -26,3 +26,27 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"sess", "sesss", 1}, {"sess", "sses", 2}, {"kitten", "sitting", 3}, {"", "abc", 3}, {"é", "e", 1}} {
+		if got := Distance(c.a, c.b); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := Distance(c.b, c.a); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", c.b, c.a, got, c.want)
+		}
+	}
+	families := []string{"clicks", "meta", "sess"}
+	for name, want := range map[string]string{"sesss": "sess", "ses": "sess", "clics": "clicks", "mta": "meta",
+		"sess": "", "visits": "", "xyzw": ""} {
+		if got := Nearest(name, families, 2); got != want {
+			t.Errorf("Nearest(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got := Nearest("ab", []string{"ax", "xb"}, 2); got != "ax" {
+		t.Errorf("a tie: Nearest = %q, want the first, ax", got)
+	}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/emulator"
+)
+
+// closedAddr returns a local address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// TestUnreachable is issue 21's first finding: with BIGTABLE_EMULATOR_HOST
+// at a port where nothing listens, every command fails within
+// -connect-timeout, naming the address and where it came from, instead
+// of hanging.
+func TestUnreachable(t *testing.T) {
+	addr := closedAddr(t)
+	t.Setenv("BIGTABLE_EMULATOR_HOST", addr)
+	start := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	for _, args := range [][]string{
+		with("check", "-family", "sess=onesecond"),
+		with("stats"),
+		with("ensure", "-family", "sess=onesecond"),
+		with("inspect", "-family", "sess=onesecond", "u1"),
+		append([]string{"move", "plan"}, with("", "-family", "sess=onesecond", "-from", "none", "-start", start)[1:]...),
+		with("sweep", "-family", "sess=onesecond", "-since", start),
+	} {
+		began := time.Now()
+		stdout, stderr, code := cellttl(append(args, "-connect-timeout", "500ms")...)
+		assert.Equal(t, exitFailed, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, "cannot reach Bigtable: the emulator at BIGTABLE_EMULATOR_HOST="+addr, args)
+		assert.Less(t, time.Since(began), 20*time.Second, "bounded by -connect-timeout: %v", args)
+	}
+
+	// The sentinel, and -timeout named when it is the shorter bound.
+	c, err := parse(checkCommand, with("", "-family", "sess=onesecond", "-timeout", "1h")[1:])
+	require.NoError(t, err)
+	assert.Equal(t, defaultConnectTimeout, c.connectTimeout, "bounded by default")
+	c.connectTimeout = 300 * time.Millisecond
+	admin, err := adminClient(context.Background(), c)
+	require.NoError(t, err)
+	defer admin.Close()
+	_, err = reach(context.Background(), c, admin)
+	assert.ErrorIs(t, err, errUnreachable)
+	assert.Contains(t, err.Error(), "BIGTABLE_EMULATOR_HOST="+addr)
+
+	c.connectTimeout = 0
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = reach(ctx, c, admin)
+	assert.ErrorIs(t, err, errUnreachable)
+
+	// The default is stated in -h.
+	stdout, _, _ := cellttl("check", "-h")
+	assert.Regexp(t, `\n  -connect-timeout duration\n(.*\n)*.*\(default 10s\)`, stdout)
+}
+
+// TestServer checks that an error names where the address came from.
+func TestServer(t *testing.T) {
+	c := &config{project: "p", instance: "i"}
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
+	assert.Equal(t, `Cloud Bigtable, project "p" instance "i" (-project, -instance)`, server(c))
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "localhost:1")
+	assert.Equal(t, "the emulator at BIGTABLE_EMULATOR_HOST=localhost:1", server(c))
+}
+
+// TestNegativeDurations refuses a negative value of every duration flag,
+// naming the flag: -timeout -5s used to mean no limit.
+func TestNegativeDurations(t *testing.T) {
+	for _, cmd := range commands {
+		var c config
+		fs := newFlagSet(cmd, &c)
+		fs.VisitAll(func(f *flag.Flag) {
+			if g, ok := f.Value.(flag.Getter); !ok {
+				return
+			} else if _, ok := g.Get().(time.Duration); !ok {
+				return
+			}
+			args := strings.Fields(cmd.name)
+			args = append(args, on...)
+			args = append(args, "-family", "sess=onesecond", "-"+f.Name, "-5s", "u1")
+			stdout, stderr, code := cellttl(args...)
+			assert.Equal(t, exitUsage, code, args)
+			assert.Empty(t, stdout, args)
+			assert.Contains(t, stderr, "cellttl "+cmd.name+": -"+f.Name+" -5s: a duration cannot be negative\n", args)
+			_, err := parse(cmd, args[len(strings.Fields(cmd.name)):])
+			assert.ErrorIs(t, err, errNegative, args)
+		})
+	}
+}
+
+// TestUnknownFamily is issue 21's second finding: a family named on the
+// command line that the table does not have is an error in stats and
+// inspect, a creation that needs -create in ensure, and check, move and
+// sweep say so too, each suggesting the nearest family the table has.
+func TestUnknownFamily(t *testing.T) {
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil, "meta": nil})
+	put(t, raw, "u1", "sess", "token", time.Now().Add(time.Hour))
+	before := policies(t, e.Admin)
+	const suggestion = `table "t" has no family "sesss" (did you mean "sess"?); its families: meta, sess`
+
+	for _, args := range [][]string{
+		with("stats", "-family", "sesss=onesecond"),
+		with("inspect", "-family", "sesss=onesecond", "u1"),
+	} {
+		stdout, stderr, code := cellttl(args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, suggestion, args)
+	}
+	_, stderr, code := cellttl(with("inspect", "-family", "sess=onesecond", "-other", "mta", "u1")...)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `has no family "mta" (did you mean "meta"?)`)
+	_, stderr, code = cellttl(with("stats", "-family", "visits=onesecond")...)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `has no family "visits"; its families: meta, sess`, "no suggestion beyond two edits")
+
+	for _, apply := range []string{"-timeout=1m", "-apply"} {
+		stdout, stderr, code := cellttl(with("ensure", "-family", "sesss=onesecond", apply)...)
+		assert.Equal(t, exitMismatch, code, apply)
+		assert.Empty(t, stdout, apply)
+		assert.Contains(t, stderr, suggestion, apply)
+		assert.Contains(t, stderr, "refused, nothing changed; give -create to create it", apply)
+		assert.Equal(t, before, policies(t, e.Admin), apply)
+	}
+	stdout, stderr, code := cellttl(with("check", "-family", "sesss=onesecond")...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Contains(t, stdout, "sesss   OneSecond()  missing")
+	assert.Contains(t, stderr, `cellttl check: table "t" has no family "sesss" (did you mean "sess"?)`)
+	start := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	_, stderr, code = cellttl(append([]string{"move", "plan"}, with("", "-family", "sesss=onesecond", "-from", "none", "-start", start)[1:]...)...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Contains(t, stderr, suggestion)
+
+	// With -create, the family is created.
+	_, stderr, code = cellttl(with("ensure", "-family", "sesss=onesecond", "-create", "-apply")...)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "age() > 1000000", policies(t, e.Admin)["sesss"])
+
+	// The sentinel, and a table that does not exist.
+	err := tableFamilies{exists: true, names: []string{"sess"}}.unknown("t", []string{"sesss"})
+	assert.True(t, errors.Is(err, ttl.ErrUnknownFamily))
+	assert.EqualError(t, tableFamilies{}.unknown("nope", []string{"sess"}), `ttl: unknown column family: table "nope" does not exist`)
+	_, stderr, code = cellttl("stats", "-project", emulator.Project, "-instance", emulator.Instance, "-table", "nope", "-family", "sess=onesecond")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `table "nope" does not exist`)
+}

@@ -38,6 +38,11 @@ type Report struct {
 	// so.
 	Read scan.Stats `json:"read"`
 
+	// AllBuckets makes the report's JSON list every bucket of its
+	// histograms, empty ones too; by default only buckets that count
+	// something are encoded (see Options.AllBuckets).
+	AllBuckets bool `json:"-"`
+
 	rules map[string]rule // by family; only in a report made by New
 }
 
@@ -101,7 +106,8 @@ func scaled(c scan.Count, f float64) scan.Count {
 }
 
 // A Bucket counts the cells of a histogram whose instant falls in
-// [From, Until); a zero From or Until is an open end.
+// [From, Until); a zero From or Until is an open end, which JSON leaves
+// out.
 type Bucket struct {
 	// From is the bucket's first instant; zero: open.
 	From time.Time `json:"from"`

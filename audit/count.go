@@ -171,6 +171,14 @@ func (a *Report) Merge(o *Report) error {
 			ttl.ErrInvalidOption, o.Table, o.Now, o.Values, a.Table, a.Now, a.Values)
 	}
 	for _, of := range o.Families {
+		for _, bk := range append(append([]Bucket(nil), of.Expiring...), of.Collectable...) {
+			if _, ok := a.bucketIndex(bk); !ok {
+				return fmt.Errorf("%w: audit.Report.Merge: family %q: a bucket from %v until %v is not one of the report's at %v",
+					ttl.ErrInvalidOption, of.Family, bk.From, bk.Until, a.Now)
+			}
+		}
+	}
+	for _, of := range o.Families {
 		f := a.family(of.Family)
 		if f.Policy == "unknown" {
 			f.Strategy, f.Policy = of.Strategy, of.Policy
@@ -179,16 +187,22 @@ func (a *Report) Merge(o *Report) error {
 		f.Expired.Add(of.Expired)
 		f.Forever.Add(of.Forever)
 		f.Uncollectable.Add(of.Uncollectable)
-		for i := 0; i < numBuckets && i < len(of.Expiring); i++ {
-			f.Expiring[i].Add(of.Expiring[i].Count)
-		}
-		for i := 0; i < numBuckets && i < len(of.Collectable); i++ {
-			f.Collectable[i].Add(of.Collectable[i].Count)
-		}
+		a.mergeBuckets(f.Expiring, of.Expiring)
+		a.mergeBuckets(f.Collectable, of.Collectable)
 	}
 	a.Read.Add(o.Read)
 	a.Read.ShardsRead += o.Read.ShardsRead
 	return nil
+}
+
+// mergeBuckets adds the buckets of o, which may leave empty ones out and
+// which Merge checked, to the full histogram h of a.
+func (a *Report) mergeBuckets(h, o []Bucket) {
+	for _, bk := range o {
+		if i, ok := a.bucketIndex(bk); ok {
+			h[i].Add(bk.Count)
+		}
+	}
 }
 
 // scale multiplies every count by f: a sample's audit as an estimate.

@@ -29,6 +29,10 @@ type Options struct {
 	// moves a small fraction of it.
 	Values bool
 
+	// AllBuckets makes the report's JSON list every bucket of its
+	// histograms, empty ones too (Report.AllBuckets).
+	AllBuckets bool
+
 	// Scan configures the scan: workers, progress, a sample.
 	Scan scan.Options
 }
@@ -79,6 +83,7 @@ func Table(ctx context.Context, admin *bigtable.AdminClient, table string, data 
 		})
 	audit.scale(read.Scale())
 	audit.Read = read
+	audit.AllBuckets = opts.AllBuckets
 	if err != nil {
 		return audit, fmt.Errorf("audit: table %q: the audit stopped after %d of %d shards; its counts are partial: %w",
 			table, read.ShardsRead, read.Planned(), err)

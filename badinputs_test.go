@@ -224,6 +224,7 @@ var sentinelNames = map[error]string{
 	ttl.ErrReservedColumn: "ErrReservedColumn", ttl.ErrServerTimestamp: "ErrServerTimestamp",
 	ttl.ErrFamilyMismatch: "ErrFamilyMismatch", ttl.ErrDataLoss: "ErrDataLoss", ttl.ErrNilArgument: "ErrNilArgument",
 	ttl.ErrConflict: "ErrConflict", ttl.ErrRenewal: "ErrRenewal", ttl.ErrCounter: "ErrCounter",
+	ttl.ErrTransactionNotAllowed: "ErrTransactionNotAllowed",
 }
 
 // sentinelOf names the one sentinel err wraps, or describes what is wrong.

@@ -23,6 +23,8 @@ type config struct {
 	others     []string // nil: undeclared; non-nil (maybe empty): declared
 	margin     time.Duration
 	writeTimes bool
+	appProfile string        // WithAppProfile
+	metrics    metricsConfig // WithMeterProvider
 }
 
 type optionFunc func(*config) error

@@ -55,6 +55,8 @@ type Table struct {
 	margin     time.Duration
 	companions companions // RecordWriteTime
 	plan       readPlan
+	appProfile string   // WithAppProfile, for messages
+	metrics    *metrics // WithMeterProvider; nil records nothing
 }
 
 // NewTable returns a Table that reads and writes tbl, a *bigtable.Table or
@@ -101,6 +103,10 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 	t.margin = c.margin
 	t.companions = companions(c.writeTimes)
 	t.plan = newReadPlan(managed, c.others, t.companions)
+	t.appProfile = c.appProfile
+	if t.metrics, err = newMetrics(c.metrics, managed); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -42,6 +42,7 @@ func (t *Table) ReadCounter(ctx context.Context, row, family, column string, w W
 	if err != nil {
 		return nil, err
 	}
+	t.metrics.counterRead(ctx, family, callReadCounter)
 	return t.readWindows(ctx, row, family, column, w, r, now, nil)
 }
 
@@ -77,6 +78,7 @@ func (t *Table) SumCounter(ctx context.Context, row, family, column string, w Wi
 		return 0, fmt.Errorf("%w (family %q, column %q)", err, family, column)
 	}
 	span := rules.Range{Lo: oldest, Hi: newest + 1000}.Filter()
+	t.metrics.counterRead(ctx, family, callSumCounter)
 	windows, err := t.readWindows(ctx, row, family, column, w, r, now, span)
 	var sum int64
 	for _, c := range windows {

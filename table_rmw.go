@@ -85,5 +85,6 @@ func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadMod
 			return nil, err
 		}
 	}
-	return t.tbl.ApplyReadModifyWrite(ctx, row, rmw)
+	r, err := t.tbl.ApplyReadModifyWrite(ctx, row, rmw)
+	return r, t.transaction(err, "ApplyReadModifyWrite (a ReadModifyWriteRow)")
 }

@@ -62,10 +62,16 @@ func (t *Table) Touch(ctx context.Context, row, family, column string, life Life
 		return false, err
 	}
 	cell, written, ok, err := t.newestLive(ctx, s, row, family, column, now)
-	if err != nil || !ok {
+	if err != nil {
+		t.metrics.renewal(ctx, family, callTouch, false, false, err)
 		return false, err
 	}
+	if !ok {
+		return false, nil // nothing to renew
+	}
 	moved, err := t.rewrite(ctx, s, row, family, column, cell, written, ts, now)
+	err = t.transaction(err, "Touch (a CheckAndMutateRow)")
+	t.metrics.renewal(ctx, family, callTouch, moved, true, err)
 	switch {
 	case err != nil:
 		return false, err

@@ -22,7 +22,7 @@ func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigt
 	if err != nil {
 		return err
 	}
-	return t.tbl.Apply(ctx, row, b.m, opts...)
+	return t.transaction(t.tbl.Apply(ctx, row, b.m, opts...), "Apply of a conditional mutation (a CheckAndMutateRow)")
 }
 
 // A writer builds the recipes of one call at the call's one reading of

@@ -89,6 +89,15 @@ var (
 	// delivered, but the cells named may expire idle after their previous
 	// renewal rather than after this read.
 	ErrRenewal = errors.New("ttl: keep-alive renewal failed")
+
+	// ErrTransactionNotAllowed reports a call that needs a single-row
+	// transaction (CheckAndMutateRow or ReadModifyWriteRow: Touch,
+	// KeepAlive's renewals, a conditional mutation, a read-modify-write, a
+	// move's rewrite) refused by the server because the client's app
+	// profile routes to several clusters. The message names the call, the
+	// app profile (when given with WithAppProfile) and the alternatives.
+	// It wraps the server's status too.
+	ErrTransactionNotAllowed = errors.New("ttl: single-row transaction not allowed by the app profile")
 )
 
 // MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64

@@ -3,9 +3,9 @@
 // library github.com/cellttl/ttl writes them.
 //
 //	cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
-//	cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-allow-data-loss]
-//	cellttl stats   -project P -instance I -table T [-family SPEC]...
-//	cellttl inspect -project P -instance I -table T -family SPEC... [-other F]... ROW
+//	cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss]
+//	cellttl stats   -project P -instance I -table T [-family SPEC]... [-now TIME]
+//	cellttl inspect -project P -instance I -table T -family SPEC... [-other F]... [-now TIME] ROW
 //	cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family SPEC MOVE
 //	cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity G] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete]
 //
@@ -19,10 +19,13 @@
 // application default credentials.
 //
 // Exit status: 0 on success, 1 when the command failed (a scan that did not
-// finish included: its counts are partial), 2 on a bad command line, 3
-// when check finds a mismatch or ensure refuses a change that would lose
-// data (nothing changed), or when GC may have deleted cells before a sweep
-// read them.
+// finish, or a server that did not answer within -connect-timeout,
+// included), 2 on a bad command line (a family the table does not have
+// among them, for stats and inspect), 3 when check finds a mismatch or
+// ensure refuses a change (one that would lose data, or a family to create
+// without -create: nothing changed), or when GC may have deleted cells
+// before a sweep read them, 4 when a step cannot run yet (a move's rewrite
+// or finish before its start).
 package main
 
 import (
@@ -118,17 +121,18 @@ of a Bigtable table whose cells have a time to live (github.com/cellttl/ttl).
 
 Usage:
   cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
-  cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-allow-data-loss] [-ignore-warnings]
-  cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values]
-  cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-at TIME] ROW
-  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION]
-  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete]
+  cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss] [-ignore-warnings]
+  cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values] [-now TIME]
+  cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-now TIME] ROW
+  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION] [-now TIME]
+  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete] [-now TIME]
   cellttl help [COMMAND]
 
 Commands:
   check    compare each family's GC policy with the one its strategy needs
-  ensure   create missing families and correct their GC policies (a dry run
-           unless -apply), refusing changes that would delete or hide data
+  ensure   correct families' GC policies, and create missing ones with -create
+           (a dry run unless -apply), refusing changes that would delete or
+           hide data
   stats    audit what the table holds, per family: live cells, expired cells
            still stored (GC lags), cells that never expire, their bytes, and
            when the expired ones become collectable and the live ones expire
@@ -142,11 +146,30 @@ Commands:
 
 Commands that read a whole table (ensure, stats, move, sweep) split it on its
 tablet boundaries and read the pieces in parallel (-workers), report
-progress on stderr, and take -app-profile to read from a cluster that
+progress on stderr (a live line on a terminal, a plain line every 10s
+otherwise; -progress=false or -quiet turns it off), and take -app-profile to read from a cluster that
 serves no application traffic; ensure and stats take -sample to read a
 fraction of the table for a fast, labelled estimate. A scan that fails, times out or is interrupted says so:
 its counts are labelled partial, nothing is decided, and the exit status
 is 1. Every command prints JSON with -format json.
+
+-now TIME (RFC 3339) judges the cells at TIME instead of the clock's now,
+the same instant for every command that judges cells live or expired
+(stats, ensure, inspect, the move's steps, sweep) and for the Beam jobs
+(cellttl-audit, cellttl-move-rewrite, cellttl-sweep), so that two tools
+can be compared at one instant. check compares GC policies and judges no
+cell: it has no -now. inspect's -at is a deprecated name of -now.
+
+Every command bounds its first request by -connect-timeout (default 10s;
+0: no limit) and then the whole command by -timeout (default: no limit);
+a server that does not answer is named with where its address came from
+(BIGTABLE_EMULATOR_HOST, or -project and -instance). No duration flag
+takes a negative value.
+
+A family given with -family (or inspect's -other) that the table does not
+have is an error, with the nearest name the table has suggested: stats and
+inspect exit 2; check, move and sweep report it as a mismatch (exit 3);
+ensure creates it only with -create, and otherwise refuses (exit 3).
 
 A family SPEC names a family and its strategy:
   NAME=onesecond           OneSecond(): the timestamp is the expiry; GC maxage=1s
@@ -170,10 +193,12 @@ The emulator: set BIGTABLE_EMULATOR_HOST=host:port; -project and -instance
 are still needed, since it keeps tables per project and instance. Without
 it cellttl uses Cloud Bigtable and the application default credentials.
 
-Exit status: 0 success; 1 the command failed, or its scan did not finish; 2
-bad command line; 3 check found a mismatch, or ensure or a move step refused
-a change that would lose data (nothing was changed), or GC may have deleted
-cells before a sweep read them.
+Exit status: 0 success; 1 the command failed, its scan did not finish, or
+the server did not answer; 2 bad command line; 3 check found a mismatch,
+or ensure or a move step refused a change that would lose data or create
+a family without -create (nothing was changed), or GC may have deleted
+cells before a sweep read them; 4 not yet: a move's rewrite or finish run
+before its start (at -now, or now), which can run later.
 
 Run "cellttl help COMMAND" or "cellttl COMMAND -h" for a command's flags.
 `

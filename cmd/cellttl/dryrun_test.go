@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDryRuns is issue 21's third finding: a dry run says what it would
+// do and is labelled; a step run before the move's start is "not yet"
+// (exit 4), not a bad command line; messages name flags, not the
+// library's fields.
+func TestDryRuns(t *testing.T) {
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil})
+	now := time.Now()
+	for i := 0; i < 3; i++ {
+		put(t, raw, fmt.Sprintf("user#%d", i), "sess", "token", now.Add(-10*time.Minute))
+	}
+	start := now.Add(-time.Minute).Truncate(time.Second)
+
+	stdout, stderr, code := cellttl(moveArgs("rewrite", start)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, ": started; dry run, nothing changed\n")
+	assert.Contains(t, stdout, "  would rewrite: 3 cells; would keep: 0 cells\n")
+	assert.Contains(t, stdout, "  would rewrite 3 old cells in the new encoding")
+	assert.NotContains(t, stdout, "rewritten")
+	assert.NotContains(t, stdout, "done:")
+	assert.True(t, strings.HasSuffix(stdout, "dry run: nothing changed; run again with -apply\n"), stdout)
+
+	stdout, stderr, code = cellttl(moveArgs("finish", start)...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Contains(t, stdout, "; dry run, nothing changed\n")
+	assert.Contains(t, stderr, "3 cells of the old rule are live")
+	assert.Contains(t, stderr, "cellttl move: dry run: with -apply this step would be refused; nothing changed\n")
+	assert.Equal(t, "", policies(t, e.Admin)["sess"])
+
+	// Before the start: not yet.
+	later := now.Add(time.Hour).Truncate(time.Second)
+	for _, step := range []string{"rewrite", "finish"} {
+		stdout, stderr, code = cellttl(moveArgs(step, later, "-apply")...)
+		assert.Equal(t, exitNotReady, code, step)
+		assert.Empty(t, stdout, step)
+		assert.Contains(t, stderr, "cellttl move "+step+": not yet: the move starts at "+later.UTC().Format("2006-01-02T15:04:05.000Z")+", it is ", step)
+	}
+	// -now judges the step at another instant: after the start, ready.
+	_, stderr, code = cellttl(moveArgs("rewrite", later, "-now", later.Add(time.Minute).UTC().Format(time.RFC3339))...)
+	assert.Equal(t, exitOK, code, stderr)
+
+	// Flags, not fields.
+	stdout, stderr, code = cellttl(with("ensure", "-family", "sess=onesecond", "-apply")...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Contains(t, stdout, "refused")
+	assert.NotContains(t, stderr, "AllowDataLoss")
+	assert.Contains(t, stderr, "(allow it with -allow-data-loss)")
+	assert.Equal(t, "cellttl x: move: (-checkpoint) -allow-data-loss -ignore-warnings\n", func() string {
+		var b strings.Builder
+		fail(&b, "x", fmt.Errorf("move: (Options.Checkpoint) AllowDataLoss IgnoreWarnings"))
+		return b.String()
+	}())
+}
+
+// TestFlagHelp checks that every flag's help reads as English: a value's
+// placeholder is a noun, and -progress says how to turn it off.
+func TestFlagHelp(t *testing.T) {
+	line := regexp.MustCompile(`(?m)^  -([a-z-]+)(?: (\S+))?$`)
+	nouns := map[string]bool{"project": true, "instance": true, "table": true, "NAME=SPEC": true, "duration": true, "format": true,
+		"profile": true, "N": true, "fraction": true, "NAME": true, "SPEC": true, "TIME": true, "RULE": true, "DURATION": true,
+		"time": true, "file": true, "family": true, "KIND": true, "period": true}
+	for _, cmd := range commands {
+		stdout, _, code := cellttl(append(strings.Fields(cmd.name), "-h")...)
+		require.Equal(t, exitOK, code)
+		for _, m := range line.FindAllStringSubmatch(stdout, -1) {
+			if m[2] != "" {
+				assert.True(t, nouns[m[2]], "cellttl %s: -%s %s", cmd.name, m[1], m[2])
+			}
+		}
+		if cmd.scans {
+			assert.Contains(t, stdout, "-progress=false or -quiet turns it off", cmd.name)
+		}
+	}
+	for args, want := range map[string]bool{"": true, "-quiet": false, "-quiet=false": true, "-progress=false": false} {
+		c, err := parse(statsCommand, append(with("")[1:], strings.Fields(args)...))
+		require.NoError(t, err, args)
+		assert.Equal(t, want, c.progress, args)
+	}
+	_, err := parse(statsCommand, append(with("")[1:], "-quiet=maybe"))
+	assert.Error(t, err)
+}

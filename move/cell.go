@@ -6,6 +6,8 @@ import (
 
 	"cloud.google.com/go/bigtable"
 
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/routing"
 	"github.com/cellttl/ttl/internal/rules"
 )
 
@@ -39,7 +41,12 @@ func (c *Counts) Add(o Counts) {
 // unchanged and no other cell of its column is stamped between ts and to
 // (to included): a cell that would be outranked, or would outrank, stays
 // in its place. It reports whether the cell moved.
-func moveCell(ctx context.Context, tbl bigtable.TableAPI, row, family, column string, ts, to bigtable.Timestamp, value []byte) (bool, error) {
+//
+// A refusal of the conditional write by an app profile with multi-cluster
+// routing wraps ttl.ErrTransactionNotAllowed, naming profile (the app
+// profile, "" when not known) and option (how the caller names it, "" for
+// no way).
+func moveCell(ctx context.Context, tbl bigtable.TableAPI, row, family, column string, ts, to bigtable.Timestamp, value []byte, profile, option string) (bool, error) {
 	col := bigtable.ColumnRangeFilter(family, column, column+"\x00")
 	present := bigtable.ChainFilters(col, rules.Millisecond(ts).Filter(),
 		bigtable.ValueRangeFilter(value, append(append([]byte(nil), value...), 0)))
@@ -58,7 +65,12 @@ func moveCell(ctx context.Context, tbl bigtable.TableAPI, row, family, column st
 	m.DeleteTimestampRange(family, column, ts, ts+1000)
 	m.Set(family, column, to, value)
 	var moved bool
-	if err := tbl.Apply(ctx, row, bigtable.NewCondMutation(pred, m, nil), bigtable.GetCondMutationResult(&moved)); err != nil {
+	err := tbl.Apply(ctx, row, bigtable.NewCondMutation(pred, m, nil), bigtable.GetCondMutationResult(&moved))
+	switch {
+	case routing.Refused(err):
+		return false, fmt.Errorf("%w: move: rewriting row %q, %s:%s at %d: %s: %w", ttl.ErrTransactionNotAllowed, row, family, column, ts,
+			routing.Explain("the move's rewrite of a cell (a CheckAndMutateRow)", profile, option), err)
+	case err != nil:
 		return false, fmt.Errorf("move: rewriting row %q, %s:%s at %d: %w", row, family, column, ts, err)
 	}
 	return moved, nil

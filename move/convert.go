@@ -31,6 +31,9 @@ type converter struct {
 	family string
 	dryRun bool
 	plan   func(bigtable.Row) ([]conversion, int64) // the conversions of a row, and its expired old cells
+
+	profile string    // Options.AppProfile, for messages
+	rec     *recorder // nil records nothing
 }
 
 // run converts every row of the table that filter passes. With a
@@ -165,6 +168,7 @@ func (w *shardWork) row(ctx context.Context, r bigtable.Row) {
 	convs, expired := w.plan(r)
 	if len(w.b.Conversions) == 0 && len(convs) == 0 {
 		w.acc.Expired += expired // nothing to make: the row is done
+		w.rec.counts(ctx, Counts{Expired: expired})
 		w.after = r.Key()
 		return
 	}
@@ -195,6 +199,7 @@ func (w *shardWork) flush(ctx context.Context) {
 		w.acc.Add(n)
 	}
 	w.acc.Expired += w.b.Expired
+	w.rec.counts(ctx, Counts{Expired: w.b.Expired})
 	w.after, w.b = w.b.Last, batch{}
 	if !w.dryRun {
 		w.failed = w.j.Update(w.i, w.after, w.acc, nil, false)
@@ -207,13 +212,19 @@ func (c converter) convert(ctx context.Context, cv conversion) (Counts, error) {
 		return Counts{Rewritten: 1}, nil
 	}
 	if cv.To == cv.From {
+		c.rec.kept(ctx, false)
 		return Counts{Kept: 1}, nil
 	}
 	_, qualifier := rules.SplitColumn(cv.Column)
-	moved, err := moveCell(ctx, c.data, cv.Row, c.family, qualifier, cv.From, cv.To, cv.value)
-	if err != nil || !moved {
+	moved, err := moveCell(ctx, c.data, cv.Row, c.family, qualifier, cv.From, cv.To, cv.value, c.profile, "move.Options.AppProfile")
+	switch {
+	case err != nil:
 		return Counts{Kept: 1}, err
+	case !moved:
+		c.rec.kept(ctx, true)
+		return Counts{Kept: 1}, nil
 	}
+	c.rec.counts(ctx, Counts{Rewritten: 1})
 	return Counts{Rewritten: 1}, nil
 }
 

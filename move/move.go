@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
@@ -47,6 +48,18 @@ type Options struct {
 	// counts: a sample is refused.
 	Scan scan.Options
 
+	// AppProfile names the app profile the data client was opened with
+	// (bigtable.ClientConfig.AppProfile), for the error that wraps
+	// ttl.ErrTransactionNotAllowed when a profile with multi-cluster
+	// routing refuses the rewrite's conditional writes. It changes nothing
+	// else.
+	AppProfile string
+
+	// MeterProvider, if not nil, records the cells Start and Rewrite
+	// rewrite, skip and lose to a writer (docs/metrics.md). A dry run
+	// records nothing.
+	MeterProvider metric.MeterProvider
+
 	// Checkpoint records the progress of the changes Start and Rewrite
 	// make, so that an interrupted run given the same checkpoint resumes
 	// where it stopped and makes no change twice. Rewrite works without
@@ -64,6 +77,8 @@ type Family struct {
 	m             ttl.Move
 	rule          rules.Move
 	opts          Options
+
+	startRec, rewriteRec *recorder // Options.MeterProvider's; nil without one
 }
 
 // New returns the steps of moving family of table by m: admin reads and
@@ -71,7 +86,8 @@ type Family struct {
 // client (client.Open(table)). It checks the arguments and changes
 // nothing: a nil admin client or table is refused with
 // ttl.ErrNilArgument, a bad family name or an invalid move with
-// ttl.ErrInvalidStrategy, bad options (a sample among them) with
+// ttl.ErrInvalidStrategy, bad options (a sample among them, a
+// MeterProvider that refuses the move's instruments) with
 // ttl.ErrInvalidOption.
 func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table, family string, m ttl.Move, opts Options) (*Family, error) {
 	if admin == nil || data == nil || rules.IsNilPointer(data) {
@@ -90,7 +106,11 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table, family stri
 	if opts.Scan.Sample > 0 {
 		return nil, fmt.Errorf("%w: move.New: a move needs exact counts, not a sample", ttl.ErrInvalidOption)
 	}
-	return &Family{admin: admin, data: data, table: table, family: family, m: m, rule: *r.Move, opts: opts}, nil
+	f := &Family{admin: admin, data: data, table: table, family: family, m: m, rule: *r.Move, opts: opts}
+	if f.startRec, f.rewriteRec, err = newRecorders(opts.MeterProvider, table, family); err != nil {
+		return nil, fmt.Errorf("move.New: %w", err)
+	}
+	return f, nil
 }
 
 // Boundary returns the timestamp that separates a move's two encodings:

@@ -54,7 +54,7 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 	}
 	old, new, _ := f.rule.Sides()
 	lagging := r.Now.Add(-f.m.Skew)
-	c := converter{data: f.data, family: f.family, dryRun: f.opts.DryRun, plan: func(row bigtable.Row) ([]conversion, int64) {
+	c := converter{data: f.data, family: f.family, dryRun: f.opts.DryRun, profile: f.opts.AppProfile, rec: f.recorder(f.rewriteRec), plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		var expired int64
 		for _, it := range row[f.family] {
@@ -140,7 +140,7 @@ func RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family string, m ttl
 			continue
 		}
 		_, qualifier := rules.SplitColumn(it.Column)
-		moved, err := moveCell(ctx, tbl, row.Key(), family, qualifier, it.Timestamp, to, it.Value)
+		moved, err := moveCell(ctx, tbl, row.Key(), family, qualifier, it.Timestamp, to, it.Value, "", "")
 		if err != nil {
 			return done, err
 		}

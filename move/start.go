@@ -64,7 +64,7 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 // what keeps a resumed run from rewriting a cell twice.
 func (f *Family) rewriteMisplaced(ctx context.Context, r *Report) error {
 	old, new, _ := f.rule.Sides()
-	c := converter{data: f.data, family: f.family, plan: func(row bigtable.Row) ([]conversion, int64) {
+	c := converter{data: f.data, family: f.family, profile: f.opts.AppProfile, rec: f.recorder(f.startRec), plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		for _, it := range row[f.family] {
 			to, ok := old.Restamp(new, it.Timestamp)

@@ -1,0 +1,109 @@
+package move_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/scan"
+)
+
+// moveSums collects the move meter's counters from r as
+// "name{step,reason}" → sum, checking every point's table and family.
+func moveSums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.Collect(context.Background(), &rm))
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != "github.com/cellttl/ttl/move" {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			assert.Equal(t, "{cell}", m.Unit, m.Name)
+			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				table, _ := p.Attributes.Value("table")
+				family, _ := p.Attributes.Value("family")
+				assert.Equal(t, [2]string{"t", "f"}, [2]string{table.AsString(), family.AsString()})
+				step, _ := p.Attributes.Value("step")
+				key := m.Name + "{" + step.AsString()
+				if reason, ok := p.Attributes.Value("reason"); ok {
+					key += "," + reason.AsString()
+				}
+				out[key+"}"] += p.Value
+			}
+		}
+	}
+	return out
+}
+
+func TestMetricsRewrite(t *testing.T) {
+	ctx := context.Background()
+	x := newMoveTable(t, nil)
+	raced := testkit.MS(start.Add(-30 * time.Minute))
+	x.put("a", "c", "old", raced)
+	x.put("b", "c", "live", testkit.MS(start.Add(-10*time.Minute)))
+	x.put("b", "d", "expired", testkit.MS(start.Add(-2*time.Hour)))
+	reader := sdkmetric.NewManualReader()
+	opts := x.opts(time.Minute)
+	opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+
+	dry := opts
+	dry.DryRun = true
+	_, err := x.family(x.raw, oneHour, dry).Rewrite(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, moveSums(t, reader), "a dry run rewrites nothing")
+
+	writer := &faulty{TableAPI: x.raw, before: func() { assert.NoError(t, x.raw.Apply(ctx, "a", cell("c", "changed", raced))) }}
+	r, err := x.family(writer, oneHour, opts).Rewrite(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{1, 1}, [2]int64{r.Rewritten, r.Kept})
+	assert.Equal(t, map[string]int64{
+		"cellttl.move.cells.rewritten{Rewrite}":       1,
+		"cellttl.move.conflicts{Rewrite}":             1,
+		"cellttl.move.cells.skipped{Rewrite,expired}": 1,
+	}, moveSums(t, reader))
+}
+
+func TestMetricsStart(t *testing.T) {
+	ctx := context.Background()
+	x := newMoveTable(t, bigtable.MaxAgePolicy(48*time.Hour))
+	m := ttl.Move{From: ttl.DefaultExpiration(48 * time.Hour), To: ttl.OneSecond(), Start: start}
+	x.put("b", "c", "long", testkit.MS(start.Add(23*time.Hour)))
+	reader := sdkmetric.NewManualReader()
+	opts := x.opts(-time.Hour)
+	opts.Checkpoint = scan.MemoryCheckpoint()
+	opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	_, err := x.family(x.raw, m, opts).Start(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"cellttl.move.cells.rewritten{Start}": 1}, moveSums(t, reader))
+}
+
+// refusingProvider is a MeterProvider whose meters refuse counters.
+type refusingProvider struct{ noop.MeterProvider }
+
+func (refusingProvider) Meter(string, ...metric.MeterOption) metric.Meter { return refusingMeter{} }
+
+type refusingMeter struct{ noop.Meter }
+
+func (refusingMeter) Int64Counter(string, ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	return noop.Int64Counter{}, errBoom
+}
+
+func TestNewRefusesAMeterProviderThatRefuses(t *testing.T) {
+	x := newMoveTable(t, nil)
+	_, err := move.New(x.e.Admin, x.raw, "t", "f", oneHour, move.Options{MeterProvider: refusingProvider{}})
+	require.ErrorIs(t, err, ttl.ErrInvalidOption)
+	assert.ErrorIs(t, err, errBoom)
+}

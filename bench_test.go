@@ -458,9 +458,18 @@ func (nopTable) ReadRow(context.Context, string, ...bigtable.ReadOption) (bigtab
 }
 
 // clientPair runs a client-side pair: raw on a TableAPI that sends
-// nothing, given the clock's now, and lib on a ttl.Table over it, reading
-// the same clock.
+// nothing, given the clock's now, and lib on the benchmark's ttl.Table
+// over it, reading the same clock.
 func clientPair(b *testing.B, raw func(api bigtable.TableAPI, now time.Time) error, lib func(tbl *ttl.Table) error) {
+	clientPairOn(b, func(b *testing.B, clock *fakeClock) *ttl.Table {
+		return newBenchTable(b, nopTable{}, "ttl", clock)
+	}, raw, lib)
+}
+
+// clientPairOn is clientPair with the ttl.Table that table makes over a
+// TableAPI that sends nothing.
+func clientPairOn(b *testing.B, table func(b *testing.B, clock *fakeClock) *ttl.Table,
+	raw func(api bigtable.TableAPI, now time.Time) error, lib func(tbl *ttl.Table) error) {
 	clock := newClock(base)
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = nopTable{}
@@ -473,7 +482,7 @@ func clientPair(b *testing.B, raw func(api bigtable.TableAPI, now time.Time) err
 		}
 	})
 	b.Run("impl=ttl", func(b *testing.B) {
-		tbl := newBenchTable(b, nopTable{}, "ttl", clock)
+		tbl := table(b, clock)
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
@@ -501,24 +510,18 @@ func BenchmarkClientApply(b *testing.B) {
 // bigtable.Mutations (grouping included), over building them by hand.
 func BenchmarkClientApplyBulk(b *testing.B) {
 	ctx := context.Background()
-	bulkErr := func(errs []error, err error) error {
-		if err == nil && errs != nil {
-			err = fmt.Errorf("row errors: %v", errs)
-		}
-		return err
-	}
 	clientPair(b, func(api bigtable.TableAPI, now time.Time) error {
 		muts := make([]*bigtable.Mutation, len(benchKeys))
 		for i := range muts {
 			muts[i] = handMutation(now, time.Hour)
 		}
-		return bulkErr(api.ApplyBulk(ctx, benchKeys, muts))
+		return noErrors(api.ApplyBulk(ctx, benchKeys, muts))
 	}, func(tbl *ttl.Table) error {
 		muts := make([]*ttl.Mutation, len(benchKeys))
 		for i := range muts {
 			muts[i] = ttlMutation(time.Hour)
 		}
-		return bulkErr(tbl.ApplyBulk(ctx, benchKeys, muts))
+		return noErrors(tbl.ApplyBulk(ctx, benchKeys, muts))
 	})
 }
 

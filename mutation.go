@@ -23,25 +23,33 @@ type Mutation struct {
 	// the rest is held by its run, the consecutive changes that share a
 	// kind, a family and a lifetime, as a row's changes mostly do: a
 	// change costs 40 bytes, and its timestamp is computed once per run.
-	// The first five changes and the first run are kept here, in 256
-	// bytes (one of the allocator's size classes), so that a typical row
-	// write is one allocation; anything more goes in x.
+	// The first five changes and the first two runs are kept here, in 280
+	// bytes (the allocator's 288-byte size class), so that a typical row
+	// write is one allocation, and none when the recipe is recorded and
+	// applied in one function (it stays on the stack): five cells with one
+	// lifetime, or two each with its own (a token and its refresh token),
+	// or in two families. Anything more goes in x.
 	n     int        // changes recorded
 	first [5]change  // changes 0 to 4
-	run   run        // the first run
+	runs  [2]run     // the first two runs; runs[1].n is 0 until there are two
 	x     *mutationX // nil until needed
 }
 
 // mutationX is what a Mutation holds beyond its first five changes and
-// its first run: the others, or the branches of a conditional mutation.
+// its first two runs: the others, or the branches of a conditional
+// mutation.
 type mutationX struct {
 	more []change // changes 5 and after
-	runs []run    // the runs after the first
+	runs []run    // the runs after the second: runBuf, until it is full
 
 	// A conditional mutation has branches instead of changes.
 	isCond        bool
 	cond          bigtable.Filter
 	mtrue, mfalse *Mutation
+
+	// The first runs after the second, so that a row whose every cell
+	// has its own lifetime costs one allocation more, not one per run.
+	runBuf [4]run
 }
 
 type mutationKind uint8
@@ -61,12 +69,30 @@ type change struct {
 	value  []byte
 }
 
-// A run is what consecutive changes share.
+// A run is what consecutive changes share: a kind, a family and a
+// lifetime, the lifetime's fields laid out so that a run takes 32 bytes.
 type run struct {
 	family string
-	life   Lifetime
+	lifeN  int64 // the lifetime's n
+	nsec   int32 // the lifetime's nsec
+	lkind  lifeKind
 	kind   mutationKind
-	n      uint32 // changes in the run
+	n      uint16 // changes in the run
+}
+
+// life returns the run's lifetime.
+func (r *run) life() Lifetime { return Lifetime{kind: r.lkind, nsec: r.nsec, n: r.lifeN} }
+
+// is reports whether the run's changes are of kind, in family, with life.
+func (r *run) is(kind mutationKind, family string, life Lifetime) bool {
+	return r.kind == kind && r.lkind == life.kind && r.lifeN == life.n && r.nsec == life.nsec && r.family == family
+}
+
+// start makes r the run of one change of kind, in family, with life.
+// (Fields are assigned one by one: assigning a struct with pointers as a
+// whole costs a call while the garbage collector runs.)
+func (r *run) start(kind mutationKind, family string, life Lifetime) {
+	r.family, r.lifeN, r.nsec, r.lkind, r.kind, r.n = family, life.n, life.nsec, life.kind, kind, 1
 }
 
 // NewMutation returns a new, empty mutation.
@@ -153,8 +179,7 @@ func (m *Mutation) DeleteRow() {
 
 // record adds a change of the given kind, family and lifetime, to the last
 // run when it shares them, otherwise as a new run, and returns it for the
-// caller to fill in. (Fields are assigned one by one: assigning a struct
-// with pointers as a whole costs a call while the garbage collector runs.)
+// caller to fill in.
 func (m *Mutation) record(kind mutationKind, family string, life Lifetime) *change {
 	var c *change
 	if m.n < len(m.first) {
@@ -168,21 +193,32 @@ func (m *Mutation) record(kind mutationKind, family string, life Lifetime) *chan
 		c = &x.more[len(x.more)-1]
 	}
 	m.n++
-	if m.n == 1 {
-		r := &m.run
-		r.family, r.life, r.kind, r.n = family, life, kind, 1
+	var last *run
+	switch {
+	case m.n == 1:
+		m.runs[0].start(kind, family, life)
 		return c
-	}
-	last := &m.run
-	if m.x != nil && len(m.x.runs) > 0 {
+	case m.x != nil && len(m.x.runs) > 0:
 		last = &m.x.runs[len(m.x.runs)-1]
+	case m.runs[1].n > 0:
+		last = &m.runs[1]
+	default:
+		last = &m.runs[0]
 	}
-	if last.kind == kind && last.life == life && last.family == family && last.n < math.MaxUint32 {
+	if last.n < math.MaxUint16 && last.is(kind, family, life) {
 		last.n++
 		return c
 	}
+	if last == &m.runs[0] {
+		m.runs[1].start(kind, family, life)
+		return c
+	}
 	x := m.extra()
-	x.runs = append(x.runs, run{family: family, life: life, kind: kind, n: 1})
+	if x.runs == nil {
+		x.runs = x.runBuf[:0]
+	}
+	x.runs = append(x.runs, run{})
+	x.runs[len(x.runs)-1].start(kind, family, life)
 	return c
 }
 
@@ -210,23 +246,25 @@ func (m *Mutation) changes() (first, more []change) {
 	return m.first[:min(m.n, len(m.first))], more
 }
 
-// runs returns the number of runs in m.
-func (m *Mutation) runs() int {
+// nruns returns the number of runs in m.
+func (m *Mutation) nruns() int {
 	switch {
 	case m.n == 0:
 		return 0
+	case m.runs[1].n == 0:
+		return 1
 	case m.x != nil:
-		return 1 + len(m.x.runs)
+		return 2 + len(m.x.runs)
 	}
-	return 1
+	return 2
 }
 
 // runAt returns run i of m.
 func (m *Mutation) runAt(i int) *run {
-	if i == 0 {
-		return &m.run
+	if i < len(m.runs) {
+		return &m.runs[i]
 	}
-	return &m.x.runs[i-1]
+	return &m.x.runs[i-len(m.runs)]
 }
 
 // A ReadModifyWrite is a recipe of changes that the server applies to the

@@ -34,6 +34,9 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 			w.fail(i, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i]))
 			continue
 		}
+		if len(bw.slab) == 0 {
+			bw.slab = make([]bigtable.Mutation, min(len(muts)-i, bulkSlab))
+		}
 		b, err := bw.build(m, false)
 		if err != nil {
 			w.fail(i, err)
@@ -52,6 +55,12 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 // MutateRows request (its maxMutations); it groups rows greedily, never
 // splitting one, and ApplyBulk groups them the same way.
 const maxBulkChanges = 100_000
+
+// bulkSlab is the most rows' bigtable.Mutations ApplyBulk allocates at
+// once: a batch costs one allocation where the raw client's rows cost one
+// each, and keeps the built rows of at most one batch from an earlier
+// group in memory.
+const bulkSlab = 128
 
 // A bulkWriter sends the rows of one ApplyBulk call group by group and
 // collects their errors.

@@ -50,9 +50,40 @@ type writer struct {
 	ts        bigtable.Timestamp
 	old       rules.Range // the timestamps ts makes obsolete, when supersede
 	supersede bool
+
+	// ApplyBulk's: the mutations the next rows are built into, made a
+	// batch at a time, so that a row costs no allocation of its own for
+	// its bigtable.Mutation (the raw client's NewMutation per row).
+	slab []bigtable.Mutation
 }
 
 func (t *Table) writer(now time.Time) writer { return writer{t: t, now: now} }
+
+// newBuilt returns an empty built, its mutation the next of the slab when
+// the writer has one.
+func (w *writer) newBuilt() built {
+	if len(w.slab) > 0 {
+		return built{m: &w.slab[0]}
+	}
+	return newBuilt()
+}
+
+// keep returns b, built whole, taking its mutation from the slab.
+func (w *writer) keep(b built) built {
+	if len(w.slab) > 0 && b.m == &w.slab[0] {
+		w.slab = w.slab[1:]
+	}
+	return b
+}
+
+// drop returns err for b, which was refused: its mutation, if the slab's,
+// is emptied for the next row.
+func (w *writer) drop(b built, err error) (built, error) {
+	if len(w.slab) > 0 && b.m == &w.slab[0] {
+		*b.m = bigtable.Mutation{}
+	}
+	return built{}, err
+}
 
 // build turns a recipe into a bigtable.Mutation at now, or reports the
 // first invalid change in it.
@@ -73,16 +104,16 @@ func (w *writer) build(m *Mutation, nested bool) (built, error) {
 	if m.empty() {
 		return built{}, fmt.Errorf("%w: mutation has no changes", ErrInvalidMutation)
 	}
-	b := newBuilt()
-	if m.x == nil {
+	b := w.newBuilt()
+	if m.x == nil && m.runs[1].n == 0 {
 		// One run, of at most five changes.
-		if err := w.addRun(&b, &m.run, m.first[:m.n]); err != nil {
-			return built{}, err
+		if err := w.addRun(&b, &m.runs[0], m.first[:m.n]); err != nil {
+			return w.drop(b, err)
 		}
-		return b, nil
+		return w.keep(b), nil
 	}
 	first, more := m.changes()
-	for i := range m.runs() {
+	for i := range m.nruns() {
 		r := m.runAt(i)
 		// The run's changes: what is left of first, then of more.
 		k := min(int(r.n), len(first))
@@ -93,11 +124,11 @@ func (w *writer) build(m *Mutation, nested bool) (built, error) {
 				continue
 			}
 			if err := w.addRun(&b, r, part); err != nil {
-				return built{}, err
+				return w.drop(b, err)
 			}
 		}
 	}
-	return b, nil
+	return w.keep(b), nil
 }
 
 // buildCond builds a conditional mutation whose predicate sees only the
@@ -208,7 +239,7 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 	c := w.t.companions
 	if r.kind == opSet && !c {
 		// The common run: only cells, no companions.
-		ts, old, supersede, err := w.stamp(s, family, changes[0].column, r.life)
+		ts, old, supersede, err := w.stamp(s, family, changes[0].column, r.life())
 		if err != nil {
 			return err
 		}
@@ -233,7 +264,7 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 				continue
 			}
 		}
-		ts, old, supersede, err := w.stamp(s, family, o.column, r.life)
+		ts, old, supersede, err := w.stamp(s, family, o.column, r.life())
 		if err != nil {
 			return err
 		}
@@ -305,9 +336,9 @@ func (t *Table) addUnmanaged(b *built, now time.Time, r *run, changes []change) 
 		}
 		return nil
 	}
-	if r.life.kind != lifeDefault {
+	if r.lkind != lifeDefault {
 		return fmt.Errorf("%w: %v in a family without a strategy, which keeps cells as its GC policy says; use Default (family %q, column %q)",
-			ErrLifetime, r.life, family, column)
+			ErrLifetime, r.life(), family, column)
 	}
 	ms, inRange := rules.FloorMillis(now)
 	if inRange != 0 {

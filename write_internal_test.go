@@ -171,7 +171,9 @@ func randomOps(r *rand.Rand, now time.Time) []flatOp {
 // tables with and without write times and a read margin, and checks that
 // each gives the bigtable.Mutation (compared field by field), the count
 // and the error that building each change on its own gives, with a writer
-// for each mutation and with one writer for many, as ApplyBulk uses it.
+// for each mutation, with one writer for many, and with one writer for
+// many building into a slab of mutations, as ApplyBulk uses it: a row
+// built takes the slab's next mutation, a row refused leaves it empty.
 func TestBuildMatchesPlain(t *testing.T) {
 	now := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
 	families := map[string]Strategy{
@@ -196,6 +198,7 @@ func TestBuildMatchesPlain(t *testing.T) {
 			}
 			r := rand.New(rand.NewPCG(1, uint64(len(cfg.name))))
 			shared := tbl.writer(now)
+			slabbed := tbl.writer(now) // as ApplyBulk uses it
 			var valid, invalid int
 			for i := range 20_000 {
 				ops := randomOps(r, now)
@@ -215,13 +218,25 @@ func TestBuildMatchesPlain(t *testing.T) {
 					m = NewCondMutation(bigtable.LatestNFilter(1), m, m2)
 				}
 				own := tbl.writer(now)
-				for _, w := range []*writer{&own, &shared} {
+				if len(slabbed.slab) == 0 {
+					slabbed.slab = make([]bigtable.Mutation, 1+r.IntN(3))
+				}
+				for _, w := range []*writer{&own, &shared, &slabbed} {
+					slab := len(w.slab)
+					var next *bigtable.Mutation
+					if slab > 0 {
+						next = &w.slab[0]
+					}
 					got, err := w.build(m, false)
 					switch {
 					case (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error():
 						t.Fatalf("mutation %d %+v: error %v, want %v", i, ops, err, wantErr)
 					case got.n != want.n || !reflect.DeepEqual(got.m, want.m):
 						t.Fatalf("mutation %d %+v: built %d changes %+v, want %d %+v", i, ops, got.n, got.m, want.n, want.m)
+					case slab > 0 && err != nil && !cond && (len(w.slab) != slab || !reflect.DeepEqual(*next, bigtable.Mutation{})):
+						t.Fatalf("mutation %d %+v: refused, it left the slab %d long (was %d), its next mutation %+v", i, ops, len(w.slab), slab, *next)
+					case slab > 0 && err == nil && !cond && (got.m != next || len(w.slab) != slab-1):
+						t.Fatalf("mutation %d %+v: built into %p, the slab now %d long; want its next mutation %p, and %d", i, ops, got.m, len(w.slab), next, slab-1)
 					}
 				}
 				if wantErr == nil {
@@ -353,11 +368,15 @@ func TestQuickTimestamp(t *testing.T) {
 }
 
 // TestRecipeSize checks that a recipe of five changes to one family with
-// one lifetime is one allocation of 256 bytes, an allocator size class:
-// a field added to Mutation would make it 288.
+// one lifetime is one allocation of 280 bytes, in the allocator's 288-byte
+// size class (a field of more than 8 bytes added to Mutation would take it
+// to 320), and so is a recipe of two changes each with its own lifetime.
 func TestRecipeSize(t *testing.T) {
-	if size := reflect.TypeOf(Mutation{}).Size(); size != 256 {
-		t.Errorf("a Mutation is %d bytes, want 256", size)
+	if size := reflect.TypeOf(Mutation{}).Size(); size != 280 {
+		t.Errorf("a Mutation is %d bytes, want 280", size)
+	}
+	if size := reflect.TypeOf(run{}).Size(); size != 32 {
+		t.Errorf("a run is %d bytes, want 32", size)
 	}
 	value := []byte("v")
 	var sink *Mutation
@@ -370,6 +389,26 @@ func TestRecipeSize(t *testing.T) {
 	})
 	if allocs != 1 {
 		t.Errorf("a 5-change recipe takes %v allocations, want 1", allocs)
+	}
+	until := time.Unix(2e9, 0)
+	allocs = testing.AllocsPerRun(100, func() {
+		m := NewMutation()
+		m.Set("f", "token", value, Until(until))
+		m.Set("f", "refresh", value, Until(until.Add(time.Hour)))
+		sink = m
+	})
+	if allocs != 1 {
+		t.Errorf("a recipe of 2 changes with lifetimes of their own takes %v allocations, want 1", allocs)
+	}
+	allocs = testing.AllocsPerRun(100, func() {
+		m := NewMutation()
+		for i := range 5 {
+			m.Set("f", "c", value, Until(until.Add(time.Duration(i)*time.Hour)))
+		}
+		sink = m
+	})
+	if allocs != 2 {
+		t.Errorf("a recipe of 5 changes with lifetimes of their own takes %v allocations, want 2", allocs)
 	}
 	_ = sink
 }

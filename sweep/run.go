@@ -292,6 +292,7 @@ func (r *run) flushLocked(ctx context.Context, i int, t *tally, b *batch, done b
 		if err := r.deliver(ctx, b.events); err != nil {
 			return fmt.Errorf("sweep: delivering %s: %w", text.Plural(len(b.events), "event", "events"), err)
 		}
+		r.s.m.delivered(ctx, b.events, r.s.now())
 	}
 	if len(b.keys) > 0 {
 		errs, err := r.s.data.ApplyBulk(ctx, b.keys, b.muts)
@@ -303,6 +304,7 @@ func (r *run) flushLocked(ctx context.Context, i int, t *tally, b *batch, done b
 				return fmt.Errorf("sweep: deleting the expired cells of row %q: %w", b.keys[k], err)
 			}
 		}
+		r.s.m.deleted(ctx, len(b.keys))
 	}
 	b.tally.Events, b.tally.Deleted = int64(len(b.events)), int64(len(b.keys))
 	t.add(b.tally)

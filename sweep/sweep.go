@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
@@ -128,6 +129,11 @@ type Options struct {
 	// Scan configures the reads: workers and progress. A sample is
 	// refused: a sweep reports every expiry.
 	Scan scan.Options
+
+	// MeterProvider, if not nil, records the sweep's rounds, the events
+	// delivered and their delay after expiry, the rows deleted in and
+	// the spans missed (docs/metrics.md).
+	MeterProvider metric.MeterProvider
 }
 
 // A Deliver takes a batch of events, in the order of their rows within a
@@ -148,6 +154,7 @@ type Sweeper struct {
 	now   func() time.Time
 	work  string
 	sleep func(ctx context.Context, d time.Duration) error
+	m     *metrics // nil records nothing
 
 	mu sync.Mutex // held by Once
 }
@@ -161,7 +168,8 @@ type Sweeper struct {
 // nil trusts the strategies' own policies. New checks its arguments and
 // reads nothing: nil data is refused with ttl.ErrNilArgument, a family
 // that cannot be swept with ttl.ErrInvalidStrategy, bad options (a Since
-// after now among them) with ttl.ErrInvalidOption.
+// after now among them, a MeterProvider that refuses the sweep's
+// instruments) with ttl.ErrInvalidOption.
 func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, families map[string]ttl.Strategy, opts Options) (*Sweeper, error) {
 	if data == nil || rules.IsNilPointer(data) {
 		return nil, fmt.Errorf("%w: sweep.New: nil table", ttl.ErrNilArgument)
@@ -200,6 +208,11 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 		s.o.Scan.Now = s.now
 	}
 	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity)
+	m, err := newMetrics(opts.MeterProvider, table, s.fams)
+	if err != nil {
+		return nil, fmt.Errorf("sweep.New: %w", err)
+	}
+	s.m = m
 	return s, nil
 }
 
@@ -258,7 +271,9 @@ func (s *Sweeper) Once(ctx context.Context, deliver Deliver) (*Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &run{s: s, deliver: deliver}
-	return r.do(ctx)
+	rep, err := r.do(ctx)
+	s.m.round(ctx, rep)
+	return rep, err
 }
 
 // Every runs a round (see Once) every period until ctx is done, and

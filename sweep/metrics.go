@@ -1,0 +1,122 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/meters"
+)
+
+// OpenTelemetry metrics of a sweep: its rounds, the events it delivers and
+// how long after their expiry, the rows it deletes in, the spans it may
+// have missed. docs/metrics.md lists the instruments.
+
+// meterName is the name of the sweep's meter: its import path.
+const meterName = "github.com/cellttl/ttl/sweep"
+
+// delayBounds are the delivery delay histogram's bucket bounds, in
+// seconds: from the margin's order (seconds) to a sweep a day behind.
+var delayBounds = []float64{1, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600}
+
+// The outcomes of a call of Once (attribute "outcome").
+const (
+	outcomeComplete = "complete" // every shard read, nothing missed
+	outcomeMissed   = "missed"   // every shard read, but GC may have deleted cells first
+	outcomeStopped  = "stopped"  // stopped before every shard was read; the next call resumes
+	outcomeFailed   = "failed"   // could not begin: no report
+)
+
+// metrics records a sweep's measurements. A nil *metrics records nothing.
+type metrics struct {
+	rounds, events, deletes, missed metric.Int64Counter
+	delay                           metric.Float64Histogram
+
+	table    metric.MeasurementOption            // table
+	family   map[string]metric.MeasurementOption // table, family, for each family swept
+	outcomes map[string]metric.MeasurementOption // table, outcome
+}
+
+// newMetrics returns the instruments of a sweep of fams of table through
+// mp, or nil without mp. A provider that refuses them is refused with
+// ttl.ErrInvalidOption.
+func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics, error) {
+	if mp == nil {
+		return nil, nil
+	}
+	cs, err := meters.Counters(mp, meterName,
+		meters.Counter{Name: "cellttl.sweep.rounds", Unit: "{round}",
+			Description: "Calls of Sweeper.Once, each the whole or the rest of a round, by outcome."},
+		meters.Counter{Name: "cellttl.sweep.events", Unit: "{event}",
+			Description: "Events delivered: batches the Deliver function accepted."},
+		meters.Counter{Name: "cellttl.sweep.deletes", Unit: "{row}",
+			Description: "Rows in which a sweep that deletes (Options.Delete) deleted expired cells."},
+		meters.Counter{Name: "cellttl.sweep.missed", Unit: "{round}",
+			Description: "Calls of Once whose report says GC may have deleted cells of the family that expired in the round before the sweep read them."})
+	if err != nil {
+		return nil, fmt.Errorf("%w: sweep.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
+	}
+	delay, err := mp.Meter(meterName).Float64Histogram("cellttl.sweep.delivery.delay", metric.WithUnit("s"),
+		metric.WithDescription("Time from each delivered event's expiry to its delivery."),
+		metric.WithExplicitBucketBoundaries(delayBounds...))
+	if err != nil {
+		return nil, fmt.Errorf("%w: sweep.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
+	}
+	base := []attribute.KeyValue{attribute.String("table", table)}
+	m := &metrics{rounds: cs[0], events: cs[1], deletes: cs[2], missed: cs[3], delay: delay,
+		table: meters.Attributes(base), family: map[string]metric.MeasurementOption{}, outcomes: map[string]metric.MeasurementOption{}}
+	for _, f := range fams {
+		m.family[f.name] = meters.Attributes(base, attribute.String("family", f.name))
+	}
+	for _, o := range []string{outcomeComplete, outcomeMissed, outcomeStopped, outcomeFailed} {
+		m.outcomes[o] = meters.Attributes(base, attribute.String("outcome", o))
+	}
+	return m, nil
+}
+
+// delivered records events delivered at now.
+func (m *metrics) delivered(ctx context.Context, events []Event, now time.Time) {
+	if m == nil {
+		return
+	}
+	for _, e := range events {
+		at := m.family[e.Family]
+		m.events.Add(ctx, 1, at)
+		m.delay.Record(ctx, now.Sub(e.Expired).Seconds(), at)
+	}
+}
+
+// deleted records deletions in rows rows.
+func (m *metrics) deleted(ctx context.Context, rows int) {
+	if m != nil && rows > 0 {
+		m.deletes.Add(ctx, int64(rows), m.table)
+	}
+}
+
+// round records what a call of Once did: rep, nil when it could not
+// begin.
+func (m *metrics) round(ctx context.Context, rep *Report) {
+	if m == nil {
+		return
+	}
+	outcome := outcomeComplete
+	switch {
+	case rep == nil:
+		outcome = outcomeFailed
+	case !rep.Read.Complete():
+		outcome = outcomeStopped
+	case len(rep.Missed) > 0:
+		outcome = outcomeMissed
+	}
+	m.rounds.Add(ctx, 1, m.outcomes[outcome])
+	if rep == nil {
+		return
+	}
+	for _, missed := range rep.Missed {
+		m.missed.Add(ctx, 1, m.family[missed.Family])
+	}
+}

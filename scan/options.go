@@ -36,10 +36,12 @@ type Options struct {
 	// shards are being read; 0 means one second.
 	ProgressEvery time.Duration
 
-	// Sample, between 0 and 1, makes the work read only that fraction of
-	// the shards, spread evenly over the table, for a fast first answer:
-	// counts are then estimates, scaled up, and say so. 0 reads every
-	// shard. Work that decides or writes refuses a sample.
+	// Sample, between 0 and 1, makes the work read only about that
+	// fraction of the table, for a fast first answer: every shard is split
+	// into up to 2/Sample ranges of row keys and two of them, picked at
+	// random, are read. Counts are then estimates, scaled up, with 95%
+	// intervals (Stats.Estimates), and say so. 0 reads every shard. Work
+	// that decides or writes refuses a sample.
 	Sample float64
 
 	// Now is the clock the work's progress is timed with; nil means

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"math/rand/v2"
 
 	"cloud.google.com/go/bigtable"
 )
@@ -86,7 +87,8 @@ func rowSize(r bigtable.Row) (cells, items int, size int64) {
 }
 
 // Table reads the whole of data through filter, shard by shard with Run
-// (or a sample of the shards, with o.Sample), and returns what was read.
+// (or a sample of ranges of every shard, with o.Sample, the stats then
+// carrying Estimates), and returns what was read.
 // Each shard's rows go to row with an accumulator of the shard's own from
 // newAcc, both called in the worker goroutine that reads the shard (an
 // accumulator is never shared); merge gets the accumulator of each shard
@@ -102,14 +104,20 @@ func Table[A any](ctx context.Context, data bigtable.TableAPI, filter bigtable.F
 		return read, err
 	}
 	read.Shards = len(shards)
+	var units []unit
 	if o.Sample > 0 {
-		shards = sample(shards, o.Sample)
-		read.Sampled = len(shards)
+		units = sampleUnits(shards, o.Sample, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
+		shards = make([]Shard, len(units))
+		for i, u := range units {
+			shards[i] = u.Shard
+		}
+		read.Sampled = len(units)
 	}
 	type shardResult struct {
 		acc  A
 		read Stats
 	}
+	var counts []unitCounts
 	_, err = Run(ctx, shards, o, func(ctx context.Context, s Shard, c *Counter) (shardResult, error) {
 		acc := newAcc()
 		r, err := ReadShard(ctx, data, s, filter, c, func(r bigtable.Row) error {
@@ -117,12 +125,20 @@ func Table[A any](ctx context.Context, data bigtable.TableAPI, filter bigtable.F
 			return nil
 		})
 		return shardResult{acc, r}, err
-	}, func(_ int, res shardResult) error {
+	}, func(i int, res shardResult) error {
 		merge(res.acc)
 		read.Add(res.read)
 		read.ShardsRead++
+		if units != nil {
+			r := res.read
+			counts = append(counts, unitCounts{stratum: units[i].stratum, ranges: units[i].ranges,
+				y: [4]float64{float64(r.RowsSeen), float64(r.CellsSeen), float64(r.RowsReturned), float64(r.CellsReturned)}})
+		}
 		return nil
 	})
+	if read.Estimate() {
+		read.Estimates = estimate(counts)
+	}
 	return read, err
 }
 

@@ -160,14 +160,20 @@ func TestTable(t *testing.T) {
 		t.Errorf("final progress %+v, want every row and cell, %d bytes", last, bytes)
 	}
 
-	// A sample of a quarter of the shards reads one, and says so.
+	// A sample of a quarter reads two of the eight ranges of each
+	// shard, and says so, with estimates whose intervals hold what the
+	// sample read.
 	read, err = scan.Table(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25},
 		func() int { return 0 }, func(int, bigtable.Row) {}, func(int) {})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read.Shards != 4 || read.Sampled != 1 || read.ShardsRead != 1 || read.RowsReturned != 5 || !read.Estimate() || read.Scale() != 4 {
-		t.Errorf("sampled read %+v", read)
+	e := read.Estimates
+	if read.Shards != 4 || read.Sampled != 8 || read.ShardsRead != 8 || read.Reads != 8 || !read.Estimate() || e == nil {
+		t.Fatalf("sampled read %+v", read)
+	}
+	if c := e.CellsSeen; c.Low < int64(read.CellsSeen) || c.Low > c.Estimate || c.Estimate > c.High || read.Scale() != e.Scale {
+		t.Errorf("sampled read %+v: estimates %+v", read, e)
 	}
 }
 

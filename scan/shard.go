@@ -113,20 +113,3 @@ func splitOn(keys []string, max int) []Shard {
 	}
 	return append(shards, Shard{Start: start})
 }
-
-// sample returns about fraction of the shards, at least one, spread evenly
-// over the table; fraction 0 returns them all.
-func sample(shards []Shard, fraction float64) []Shard {
-	if fraction <= 0 || fraction >= 1 || len(shards) < 2 {
-		return shards
-	}
-	n := len(shards)
-	k := int(fraction*float64(n) + 0.999999)
-	k = max(1, min(k, n))
-	picked := make([]Shard, k)
-	for i := range picked {
-		// the middle shard of each of k equal runs
-		picked[i] = shards[(2*i+1)*n/(2*k)]
-	}
-	return picked
-}

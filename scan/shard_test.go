@@ -44,28 +44,3 @@ func TestSplitOn(t *testing.T) {
 		}
 	}
 }
-
-// TestSample checks that a sample is spread over the table and never
-// empty.
-func TestSample(t *testing.T) {
-	shards := splitOn([]string{"b", "c", "d", "e", "f", "g", "h", "i", "j"}, 100) // 10 shards
-	for _, tt := range []struct {
-		fraction float64
-		want     []string // the starts of the shards picked
-	}{
-		{0, []string{"", "b", "c", "d", "e", "f", "g", "h", "i", "j"}},
-		{0.1, []string{"f"}},
-		{0.2, []string{"c", "h"}},
-		{0.25, []string{"b", "f", "i"}},
-		{0.001, []string{"f"}},
-		{0.99, []string{"", "b", "c", "d", "e", "f", "g", "h", "i", "j"}},
-	} {
-		var got []string
-		for _, s := range sample(shards, tt.fraction) {
-			got = append(got, s.Start)
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("sample(10 shards, %v) = %q want %q", tt.fraction, got, tt.want)
-		}
-	}
-}

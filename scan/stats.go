@@ -56,8 +56,12 @@ type Stats struct {
 	Shards     int `json:"shards"`
 	ShardsRead int `json:"shards_read"`
 	// Sampled is, for work asked to read a sample (Options.Sample), the
-	// number of shards in the sample; 0 otherwise.
+	// number of ranges in the sample (two of each shard's, mostly); 0
+	// otherwise. ShardsRead then counts the ranges read.
 	Sampled int `json:"sampled,omitempty"`
+	// Estimates are, for a sample read to the end, the table's counts
+	// estimated from it, with their 95% intervals; nil otherwise.
+	Estimates *Estimates `json:"estimates,omitempty"`
 }
 
 // Complete reports whether every shard was read: the counts are exact.
@@ -83,7 +87,8 @@ func (s Stats) Planned() int {
 func (s Stats) Stopped() bool { return s.ShardsRead < s.Planned() }
 
 // Add adds the reads, rows and cells of o, the stats of another shard,
-// to s. Shards, ShardsRead and Sampled are the caller's to keep.
+// to s. Shards, ShardsRead, Sampled and Estimates are the caller's to
+// keep.
 func (s *Stats) Add(o Stats) {
 	s.Reads += o.Reads
 	s.Retries += o.Retries
@@ -105,9 +110,13 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	}{plain(s), s.Complete(), s.Estimate()})
 }
 
-// Scale returns the factor that scales counts of the shards read to the
-// table, for a sample; 1 otherwise.
+// Scale returns the factor that scales counts of the ranges read to the
+// table, for a sample: Estimates.Scale when there are estimates, the
+// share of the ranges read otherwise; 1 for work that read no sample.
 func (s Stats) Scale() float64 {
+	if s.Estimates != nil {
+		return s.Estimates.Scale
+	}
 	if s.Sampled == 0 || s.ShardsRead == 0 {
 		return 1
 	}

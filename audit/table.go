@@ -71,6 +71,12 @@ func Table(ctx context.Context, admin *bigtable.AdminClient, table string, data 
 	if err != nil {
 		return nil, err
 	}
+	if opts.Scan.Table == "" {
+		opts.Scan.Table = table
+	}
+	if opts.Scan.Work == "" {
+		opts.Scan.Work = "audit"
+	}
 	// Each shard's audit starts from a copy made now: the workers must not
 	// read audit while the calling goroutine merges into it.
 	blank := audit.empty()

@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/cellttl/ttl"
 )
 
@@ -47,6 +49,18 @@ type Options struct {
 	// Now is the clock the work's progress is timed with; nil means
 	// time.Now.
 	Now func() time.Time
+
+	// MeterProvider, if not nil, records the work's progress as
+	// OpenTelemetry counters named cellttl.scan.* (docs/metrics.md), by
+	// the same counting rules as Progress and Stats, whenever a progress
+	// is reported (with or without a Progress func). nil records nothing,
+	// at no cost.
+	MeterProvider metric.MeterProvider
+
+	// Table and Work name the table read and the work (such as "audit",
+	// "move rewrite") in the metrics' attributes cellttl.table and
+	// cellttl.work; "" leaves the attribute out.
+	Table, Work string
 }
 
 // Check reports options that cannot work, wrapping ttl.ErrInvalidOption.

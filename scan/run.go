@@ -18,9 +18,13 @@ func Run[R any](ctx context.Context, shards []Shard, o Options,
 	work func(ctx context.Context, s Shard, c *Counter) (R, error),
 	merge func(i int, res R) error) (Progress, error) {
 
+	m, err := newMeters(o)
+	if err != nil {
+		return Progress{Shards: len(shards)}, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &runner{shards: shards, o: o, now: o.clock(), counters: make([]Counter, len(shards))}
+	r := &runner{ctx: ctx, shards: shards, o: o, now: o.clock(), counters: make([]Counter, len(shards)), meters: m}
 	r.start = r.now()
 	done := startWorkers(ctx, r, work)
 
@@ -56,6 +60,8 @@ func Run[R any](ctx context.Context, shards []Shard, o Options,
 
 // A runner is the state of one Run that its progress reports read.
 type runner struct {
+	ctx      context.Context
+	meters   *meters // nil: no metrics
 	shards   []Shard
 	o        Options
 	now      func() time.Time
@@ -71,6 +77,7 @@ func (r *runner) report() Progress {
 		r.counters[i].addTo(&p)
 	}
 	p.Elapsed = r.now().Sub(r.start)
+	r.meters.record(r.ctx, p)
 	if r.o.Progress != nil {
 		r.o.Progress(p)
 	}

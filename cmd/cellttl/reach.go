@@ -37,10 +37,7 @@ var errNotReady = errors.New("not yet")
 // emulator at BIGTABLE_EMULATOR_HOST, or Cloud Bigtable by project and
 // instance.
 func server(c *config) string {
-	if host := os.Getenv("BIGTABLE_EMULATOR_HOST"); host != "" {
-		return "the emulator at BIGTABLE_EMULATOR_HOST=" + host
-	}
-	return fmt.Sprintf("Cloud Bigtable, project %q instance %q (-project, -instance)", c.project, c.instance)
+	return text.Server(os.Getenv("BIGTABLE_EMULATOR_HOST"), c.project, c.instance)
 }
 
 // tableFamilies is what a command's first request learns of the table.

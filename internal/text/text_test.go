@@ -50,3 +50,12 @@ func TestNearest(t *testing.T) {
 		t.Errorf("a tie: Nearest = %q, want the first, ax", got)
 	}
 }
+
+func TestServer(t *testing.T) {
+	if got, want := Server("", "p", "i"), `Cloud Bigtable, project "p" instance "i" (-project, -instance)`; got != want {
+		t.Errorf("Server = %q, want %q", got, want)
+	}
+	if got, want := Server("localhost:1", "p", "i"), "the emulator at BIGTABLE_EMULATOR_HOST=localhost:1"; got != want {
+		t.Errorf("Server = %q, want %q", got, want)
+	}
+}

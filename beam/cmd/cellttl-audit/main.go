@@ -41,6 +41,7 @@ func main() {
 		cmd.UsageError(err)
 	}
 	cfg := pipeline.AuditConfig{Table: table, Families: families.Specs, Now: now, Values: *values}
+	cmd.Reach(context.Background(), table)
 	if cmd.Run(context.Background(), func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
 		return pipeline.Audit(ctx, s, cfg)
 	}) {
@@ -49,7 +50,7 @@ func main() {
 }
 
 const usage = `usage: cellttl-audit -project P -instance I -table T [-family NAME=SPEC]... -output FILE
-	[-values] [-app-profile PROFILE] [-bigtable-project P] [-now TIME]
+	[-values] [-app-profile PROFILE] [-bigtable-project P] [-now TIME] [-connect-timeout DURATION]
 	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
 cellttl-audit -help lists every flag, Beam's too.
 `

@@ -88,6 +88,7 @@ func main() {
 	cfg := pipeline.RewriteConfig{Table: table, Family: family.name, To: family.to, From: from, Old: old,
 		Start: start, Skew: *skew, Now: now, DryRun: *dryRun}
 	ctx := context.Background()
+	cmd.Reach(ctx, table)
 	if !cmd.Run(ctx, func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
 		return pipeline.Rewrite(ctx, s, cfg)
 	}) {
@@ -121,7 +122,7 @@ func report(r *pipeline.RewriteResult) {
 
 const usage = `usage: cellttl-move-rewrite -project P -instance I -table T -family NAME=SPEC -from SPEC|none
 	-start TIME [-old RULE] [-skew DURATION] -output FILE [-dry-run]
-	[-app-profile PROFILE] [-bigtable-project P] [-now TIME]
+	[-app-profile PROFILE] [-bigtable-project P] [-now TIME] [-connect-timeout DURATION]
 	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
 cellttl-move-rewrite -help lists every flag, Beam's too.
 `

@@ -58,7 +58,8 @@ func init() {
 		"the -until of the last round that completed (required)")
 	flag.Var(&until, "until", "the round's end: report what expired up to this `time` (RFC 3339)\n"+
 		"(default: -now less -margin); it must not be after them")
-	flag.Var(&granularity, "granularity", "what an event reports: `cell`, column or row once nothing in it is live")
+	flag.Var(&granularity, "granularity", "what an event reports (`KIND`): cell, each expired cell; column or row,\n"+
+		"one once nothing in it is live (default cell)")
 }
 
 func main() {
@@ -76,6 +77,7 @@ func main() {
 		reportFile = cfg.Output + ".report.json"
 	}
 	ctx := context.Background()
+	cmd.Reach(ctx, cfg.Table)
 	p, s := beam.NewPipelineWithRoot()
 	col, err := pipeline.Sweep(ctx, s, cfg)
 	if err != nil {
@@ -207,7 +209,7 @@ func (f *granularityFlag) Set(v string) error {
 const usage = `usage: cellttl-sweep -project P -instance I -table T -family NAME=SPEC... -from TIME
 	[-until TIME | -now TIME -margin DURATION] [-granularity cell|column|row]
 	[-delete] [-values] [-write-times] -output FILE [-report FILE]
-	[-app-profile PROFILE] [-bigtable-project P]
+	[-app-profile PROFILE] [-bigtable-project P] [-connect-timeout DURATION]
 	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
 cellttl-sweep -help lists every flag, Beam's too.
 `

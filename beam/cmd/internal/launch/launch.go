@@ -1,6 +1,7 @@
 // Package launch is what the commands that launch this module's jobs
-// share: the flags naming the table, -output and -now, their checks, and
-// running a job whose result is written to -output as JSON.
+// share: the flags naming the table, -output, -now and -connect-timeout,
+// their checks, reaching the server, and running a job whose result is
+// written to -output as JSON.
 package launch
 
 import (
@@ -28,6 +29,7 @@ type Command struct {
 	name, usage string
 
 	bigtableProject, instance, table, appProfile, output, now *string
+	connectTimeout                                            *time.Duration
 }
 
 // New defines the flags every command takes on the command line: output
@@ -42,7 +44,10 @@ func New(name, usage, output string) *Command {
 		appProfile: flag.String("app-profile", "", "the app `profile` to read (and write) with, such as one that routes to a\n"+
 			"cluster that serves no application traffic (default: the instance's default profile)"),
 		output: flag.String("output", "", "write "+output+", as JSON, to this `file` (a gs:// path on Dataflow; required)"),
-		now:    flag.String("now", "", "judge cells at this `time`, RFC 3339 (default: when the job is built)"),
+		now: flag.String("now", "", "judge the cells at this `time` (RFC 3339) instead of the clock's now\n"+
+			"(default: when the job is built)"),
+		connectTimeout: flag.Duration("connect-timeout", DefaultConnectTimeout, "give up when Bigtable has not answered the first request within this\n"+
+			"`duration`, naming the address tried (0: no limit)"),
 	}
 }
 
@@ -68,6 +73,9 @@ func (c *Command) Table(required ...Required) (pipeline.Table, time.Time, error)
 	if len(missing) > 0 {
 		return t, time.Time{}, fmt.Errorf("missing %s", strings.Join(missing, ", "))
 	}
+	if err := negativeDurations(flag.CommandLine); err != nil {
+		return t, time.Time{}, err
+	}
 	var now time.Time
 	if *c.now != "" {
 		var err error
@@ -76,6 +84,15 @@ func (c *Command) Table(required ...Required) (pipeline.Table, time.Time, error)
 		}
 	}
 	return t, now, nil
+}
+
+// Reach fails (exit 1) unless the table's server answers a first request
+// within -connect-timeout, naming the server and where its address came
+// from.
+func (c *Command) Reach(ctx context.Context, t pipeline.Table) {
+	if err := Reach(ctx, t, *c.connectTimeout); err != nil {
+		c.Fail(err)
+	}
 }
 
 // Output is -output.

@@ -40,6 +40,22 @@ func renderAudit(w io.Writer, a *audit.Report) {
 	if a.Read.Reads > 0 {
 		fmt.Fprintf(w, "  scan: %s\n", describeRead(a.Read))
 	}
+	if s := describeEstimate(a.Read); s != "" {
+		fmt.Fprintf(w, "  estimate: %s\n", s)
+	}
+}
+
+// describeEstimate says what a sample estimates the table holds, with
+// the 95% interval, or "" for a read that is not a sample's estimate.
+func describeEstimate(s scan.Stats) string {
+	e := s.Estimates
+	if e == nil {
+		return ""
+	}
+	c := e.CellsSeen
+	r := e.RowsSeen
+	return fmt.Sprintf("the table holds about %d cells (95%% interval %d to %d, ±%.1f%%) and %d rows (%d to %d), from %s read; counts above ×%.2f",
+		c.Estimate, c.Low, c.High, 100*c.Margin(), r.Estimate, r.Low, r.High, text.Plural(s.CellsSeen, "cell", "cells"), e.Scale)
 }
 
 // auditState sums the audit up for its first line.
@@ -52,7 +68,7 @@ func auditState(a *audit.Report) string {
 	case a.Read.Stopped():
 		return fmt.Sprintf("the scan stopped after %d of %d shards: the counts below are partial; %s", a.Read.ShardsRead, a.Read.Planned(), bytes)
 	case a.Read.Estimate():
-		return fmt.Sprintf("estimates from a sample of %d of %d shards; %s", a.Read.Sampled, a.Read.Shards, bytes)
+		return fmt.Sprintf("estimates from a sample of %d ranges of %d shards; %s", a.Read.Sampled, a.Read.Shards, bytes)
 	}
 	return "every shard read; " + bytes
 }

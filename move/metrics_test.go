@@ -8,6 +8,7 @@ import (
 	"cloud.google.com/go/bigtable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -20,13 +21,23 @@ import (
 )
 
 // moveSums collects the move meter's counters from r as
-// "name{step,reason}" → sum, checking every point's table and family.
-func moveSums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
+// "name{step,reason}" → sum, checking every point's table and family, and
+// the attributes of the scan meter's points.
+func moveSums(t *testing.T, r *sdkmetric.ManualReader) (moved map[string]int64, scanned map[string]bool) {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, r.Collect(context.Background(), &rm))
-	out := map[string]int64{}
+	out, scans := map[string]int64{}, map[string]bool{}
 	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name == scan.MeterName {
+			for _, m := range sm.Metrics {
+				if d, ok := m.Data.(metricdata.Sum[int64]); ok {
+					for _, p := range d.DataPoints {
+						scans[p.Attributes.Encoded(attribute.DefaultEncoder())] = true
+					}
+				}
+			}
+		}
 		if sm.Scope.Name != "github.com/cellttl/ttl/move" {
 			continue
 		}
@@ -45,7 +56,7 @@ func moveSums(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
 			}
 		}
 	}
-	return out
+	return out, scans
 }
 
 func TestMetricsRewrite(t *testing.T) {
@@ -63,17 +74,20 @@ func TestMetricsRewrite(t *testing.T) {
 	dry.DryRun = true
 	_, err := x.family(x.raw, oneHour, dry).Rewrite(ctx)
 	require.NoError(t, err)
-	assert.Empty(t, moveSums(t, reader), "a dry run rewrites nothing")
+	moved, scanned := moveSums(t, reader)
+	assert.Empty(t, moved, "a dry run rewrites nothing")
+	assert.Equal(t, map[string]bool{"cellttl.table=t,cellttl.work=move": true}, scanned, "the scans record through the move's provider")
 
 	writer := &faulty{TableAPI: x.raw, before: func() { assert.NoError(t, x.raw.Apply(ctx, "a", cell("c", "changed", raced))) }}
 	r, err := x.family(writer, oneHour, opts).Rewrite(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, [2]int64{1, 1}, [2]int64{r.Rewritten, r.Kept})
+	moved, _ = moveSums(t, reader)
 	assert.Equal(t, map[string]int64{
 		"cellttl.move.cells.rewritten{Rewrite}":       1,
 		"cellttl.move.conflicts{Rewrite}":             1,
 		"cellttl.move.cells.skipped{Rewrite,expired}": 1,
-	}, moveSums(t, reader))
+	}, moved)
 }
 
 func TestMetricsStart(t *testing.T) {
@@ -87,7 +101,8 @@ func TestMetricsStart(t *testing.T) {
 	opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	_, err := x.family(x.raw, m, opts).Start(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]int64{"cellttl.move.cells.rewritten{Start}": 1}, moveSums(t, reader))
+	moved, _ := moveSums(t, reader)
+	assert.Equal(t, map[string]int64{"cellttl.move.cells.rewritten{Start}": 1}, moved)
 }
 
 // refusingProvider is a MeterProvider whose meters refuse counters.

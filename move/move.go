@@ -15,6 +15,7 @@
 package move
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -56,8 +57,10 @@ type Options struct {
 	AppProfile string
 
 	// MeterProvider, if not nil, records the cells Start and Rewrite
-	// rewrite, skip and lose to a writer (docs/metrics.md). A dry run
-	// records nothing.
+	// rewrite, skip and lose to a writer (docs/metrics.md; a dry run
+	// records none), and is passed on to the scans unless
+	// Scan.MeterProvider is set, with the table and the work "move"
+	// unless Scan.Table and Scan.Work say otherwise.
 	MeterProvider metric.MeterProvider
 
 	// Checkpoint records the progress of the changes Start and Rewrite
@@ -106,6 +109,11 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table, family stri
 	if opts.Scan.Sample > 0 {
 		return nil, fmt.Errorf("%w: move.New: a move needs exact counts, not a sample", ttl.ErrInvalidOption)
 	}
+	if opts.Scan.MeterProvider == nil {
+		opts.Scan.MeterProvider = opts.MeterProvider
+	}
+	opts.Scan.Table = cmp.Or(opts.Scan.Table, table)
+	opts.Scan.Work = cmp.Or(opts.Scan.Work, "move")
 	f := &Family{admin: admin, data: data, table: table, family: family, m: m, rule: *r.Move, opts: opts}
 	if f.startRec, f.rewriteRec, err = newRecorders(opts.MeterProvider, table, family); err != nil {
 		return nil, fmt.Errorf("move.New: %w", err)

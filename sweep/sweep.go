@@ -48,6 +48,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,7 +133,9 @@ type Options struct {
 
 	// MeterProvider, if not nil, records the sweep's rounds, the events
 	// delivered and their delay after expiry, the rows deleted in and
-	// the spans missed (docs/metrics.md).
+	// the spans missed (docs/metrics.md), and is passed on to the scans
+	// unless Scan.MeterProvider is set, with the table and the work
+	// "sweep" unless Scan.Table and Scan.Work say otherwise.
 	MeterProvider metric.MeterProvider
 }
 
@@ -207,6 +210,11 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 	if s.o.Scan.Now == nil {
 		s.o.Scan.Now = s.now
 	}
+	if s.o.Scan.MeterProvider == nil {
+		s.o.Scan.MeterProvider = opts.MeterProvider
+	}
+	s.o.Scan.Table = cmp.Or(s.o.Scan.Table, table)
+	s.o.Scan.Work = cmp.Or(s.o.Scan.Work, "sweep")
 	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity)
 	m, err := newMetrics(opts.MeterProvider, table, s.fams)
 	if err != nil {

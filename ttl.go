@@ -109,8 +109,8 @@ const MaxTimestamp bigtable.Timestamp = rules.MaxTimestamp
 // [Until] or [Version], or use [Default] or [Forever]. The zero value is
 // [Default].
 type Lifetime struct {
-	// 16 bytes, so that a Mutation's change takes 80: a recipe costs less
-	// memory than the bigtable.Mutation it becomes.
+	// 16 bytes; a recipe's run lays these fields out again beside its
+	// family and its count, in 32 (see run in mutation.go).
 	kind lifeKind
 	nsec int32 // Until: the nanoseconds of the instant within its second
 	n    int64 // For: the duration; Until: the instant in Unix seconds; Version: the sequence number

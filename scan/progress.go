@@ -51,11 +51,15 @@ func (p Progress) Remaining() (time.Duration, bool) {
 }
 
 // String prints the progress on one line, such as
-// "12/64 shards, 1.2M rows and 3.4M cells seen, 3.1k rows returned (1.2 MiB), 45.0k rows/s, 2m10s left".
+// "12/64 shards, 1.2M rows and 3.4M cells seen, 3.1k rows returned (1.2 MiB), 45.0k rows/s, 2m10s left",
+// with the streams retried, if any, before the rate.
 func (p Progress) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d/%d shards, %s rows and %s cells seen, %s rows returned (%s)",
 		p.ShardsDone, p.Shards, text.Metric(p.RowsSeen), text.Metric(p.CellsSeen), text.Metric(p.Rows), text.Bytes(p.Bytes))
+	if p.Retries > 0 {
+		fmt.Fprintf(&b, ", %s", text.Plural(int(p.Retries), "stream retried", "streams retried"))
+	}
 	if r := p.RowsPerSecond(); r > 0 {
 		fmt.Fprintf(&b, ", %s rows/s", text.Metric(int64(r)))
 	}

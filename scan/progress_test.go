@@ -26,6 +26,8 @@ func TestProgressText(t *testing.T) {
 		{"under way", scan.Progress{Shards: 64, ShardsDone: 16, Rows: 3100, Cells: 6000, Bytes: 1258291,
 			RowsSeen: 1_200_000, CellsSeen: 3_400_000, Elapsed: 30 * time.Second}, 40_000, 90 * time.Second,
 			"16/64 shards, 1.2M rows and 3.4M cells seen, 3.1k rows returned (1.2 MiB), 40.0k rows/s, 1m30s left"},
+		{"retried", scan.Progress{Shards: 4, ShardsDone: 2, Rows: 10, RowsSeen: 10, Requests: 3, Retries: 1}, 0, 0,
+			"2/4 shards, 10 rows and 0 cells seen, 10 rows returned (0 B), 1 stream retried, 0s left"},
 		{"done", scan.Progress{Shards: 4, ShardsDone: 4, Rows: 10, RowsSeen: 100, CellsSeen: 300, Elapsed: 4 * time.Second}, 25, 0,
 			"4/4 shards, 100 rows and 300 cells seen, 10 rows returned (0 B), 25 rows/s"},
 		{"no shards", scan.Progress{}, 0, -1,

@@ -105,3 +105,29 @@ func TestAuditCancelled(t *testing.T) {
 	assert.True(t, errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled, "%v", err)
 	assert.Contains(t, err.Error(), "its counts are partial")
 }
+
+// TestAuditBytesAgree reproduces the bytes part of finding 4 of issue 21:
+// the progress said 19.8 MiB where the report's table said 29.3 MiB. The
+// progress counts bytes as the report does, so the last progress of a
+// complete audit has the bytes of every cell the report counts, after a
+// retried stream too.
+func TestAuditBytesAgree(t *testing.T) {
+	faults := &testkit.StreamFaults{Fail: map[int]codes.Code{3: codes.Unavailable}, After: 7}
+	e, tbl := auditFixture(t, faults)
+	var last scan.Progress
+	a, err := audit.Table(context.Background(), e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.OneSecond()}, audit.Options{
+		Now: func() time.Time { return testkit.Base }, Values: true,
+		Scan: scan.Options{Workers: 3, Progress: func(p scan.Progress) { last = p }},
+	})
+	require.NoError(t, err)
+	var total scan.Count
+	for _, f := range a.Families {
+		total.Add(f.Live)
+		total.Add(f.Expired)
+	}
+	assert.Equal(t, total.Bytes, last.Bytes, "the report's bytes and the progress's")
+	assert.Equal(t, total.Cells, last.Cells)
+	assert.Equal(t, int64(a.Read.RowsSeen), last.RowsSeen)
+	assert.Equal(t, 400, a.Read.RowsSeen, "every row, the retried stream's included")
+	assert.Equal(t, faults.Streams(), a.Read.Reads, "one read a request")
+}

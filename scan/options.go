@@ -3,6 +3,7 @@ package scan
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -45,6 +46,11 @@ type Options struct {
 	// intervals (Stats.Estimates), and say so. 0 reads every shard. Work
 	// that decides or writes refuses a sample.
 	Sample float64
+
+	// Seed, if not 0, fixes the ranges a sample picks: the same seed over
+	// the same shards reads the same ranges (tests, a run repeated to
+	// compare). 0 picks at random.
+	Seed uint64
 
 	// Now is the clock the work's progress is timed with; nil means
 	// time.Now.
@@ -95,4 +101,13 @@ func (o Options) clock() func() time.Time {
 		return time.Now
 	}
 	return o.Now
+}
+
+// random returns the source a sample picks its ranges with: seeded with
+// o.Seed, or at random.
+func (o Options) random() *rand.Rand {
+	if o.Seed != 0 {
+		return rand.New(rand.NewPCG(o.Seed, o.Seed))
+	}
+	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 }

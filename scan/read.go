@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"math/rand/v2"
 
 	"cloud.google.com/go/bigtable"
 )
@@ -106,7 +105,7 @@ func Table[A any](ctx context.Context, data bigtable.TableAPI, filter bigtable.F
 	read.Shards = len(shards)
 	var units []unit
 	if o.Sample > 0 {
-		units = sampleUnits(shards, o.Sample, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
+		units = sampleUnits(shards, o.Sample, o.random())
 		shards = make([]Shard, len(units))
 		for i, u := range units {
 			shards[i] = u.Shard

@@ -169,6 +169,19 @@ func TestTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := read.Estimates
+	// A seed picks the same ranges every time.
+	for range 3 {
+		again, err := scan.Table(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25, Seed: 7},
+			func() int { return 0 }, func(int, bigtable.Row) {}, func(int) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := scan.Table(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25, Seed: 7},
+			func() int { return 0 }, func(int, bigtable.Row) {}, func(int) {})
+		if err != nil || *first.Estimates != *again.Estimates || first.RowsSeen != again.RowsSeen {
+			t.Errorf("seed 7 read %+v then %+v (%v)", first, again, err)
+		}
+	}
 	if read.Shards != 4 || read.Sampled != 8 || read.ShardsRead != 8 || read.Reads != 8 || !read.Estimate() || e == nil {
 		t.Fatalf("sampled read %+v", read)
 	}

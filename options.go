@@ -156,7 +156,9 @@ type rowFilterOption struct {
 // expiry. A read that renews nothing sends exactly the requests it sends
 // without KeepAlive. A renewal that fails for another reason is reported
 // with an error wrapping ErrRenewal, after every row was delivered (ReadRow
-// returns the row and the error). idle must be positive.
+// returns the row and the error); a renewal is a single-row transaction,
+// which an app profile with multi-cluster routing refuses, and the error
+// then wraps ErrTransactionNotAllowed too. idle must be positive.
 func KeepAlive(idle time.Duration) ReadOption { return keepAliveOption{noopReadOption, idle} }
 
 // keepAliveOption embeds a harmless bigtable option to satisfy the sealed

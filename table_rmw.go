@@ -10,7 +10,10 @@ import (
 )
 
 // ApplyReadModifyWrite applies m to the row atomically on the server, like
-// bigtable.Table.ApplyReadModifyWrite, and returns the new cells.
+// bigtable.Table.ApplyReadModifyWrite, and returns the new cells. It is a
+// single-row transaction, which an app profile with multi-cluster routing
+// refuses: the error then wraps ErrTransactionNotAllowed. A counter
+// family's Mutation.Add needs none.
 //
 // The server stamps each new cell with the later of its clock and the
 // column's newest timestamp, so m is refused with ErrServerTimestamp in a

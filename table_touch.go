@@ -32,7 +32,9 @@ import (
 // read margin, "live" and "born expired" mean what they mean for reads and
 // Set.
 //
-// It takes two requests: a ReadRow and a CheckAndMutateRow. Families
+// It takes two requests: a ReadRow and a CheckAndMutateRow, a single-row
+// transaction, which an app profile with multi-cluster routing refuses:
+// Touch then returns an error wrapping ErrTransactionNotAllowed. Families
 // without a strategy and SequenceNumbers families are refused with
 // ErrLifetime: their cells do not expire by time.
 func (t *Table) Touch(ctx context.Context, row, family, column string, life Lifetime) (touched bool, err error) {

@@ -85,6 +85,12 @@ func main() {
 	if err != nil {
 		cmd.UsageError(err)
 	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if err := notYet(now, start); err != nil {
+		cmd.NotYet(err)
+	}
 	cfg := pipeline.RewriteConfig{Table: table, Family: family.name, To: family.to, From: from, Old: old,
 		Start: start, Skew: *skew, Now: now, DryRun: *dryRun}
 	ctx := context.Background()
@@ -102,6 +108,15 @@ func main() {
 	if !r.Complete() {
 		cmd.Fail(fmt.Errorf("read %d of %d shards", r.Read.ShardsRead, r.Read.Shards))
 	}
+}
+
+// notYet reports a rewrite judged at now, before the move's start: the
+// old encoding is still written until then.
+func notYet(now, start time.Time) error {
+	if now.Before(start) {
+		return fmt.Errorf("the move starts at %s, it is %s (-now): run the rewrite after the start", text.Time(start), text.Time(now))
+	}
+	return nil
 }
 
 // report prints what the rewrite did, as cellttl move rewrite says it.

@@ -69,6 +69,9 @@ func main() {
 	beam.Init()
 
 	cfg, err := config()
+	if errors.Is(err, errNotYet) {
+		cmd.NotYet(err)
+	}
 	if err != nil {
 		cmd.UsageError(err)
 	}
@@ -102,6 +105,10 @@ func main() {
 	}
 }
 
+// errNotYet reports a round that cannot run yet: its end, -now less
+// -margin, is not after its start.
+var errNotYet = errors.New("the round ends before it starts")
+
 // config returns the round the flags describe, once they are parsed, or
 // what is wrong with them.
 func config() (pipeline.SweepConfig, error) {
@@ -126,9 +133,12 @@ func config() (pipeline.SweepConfig, error) {
 	if cfg.Until.IsZero() {
 		cfg.Until = cfg.Now.Add(-*margin).Truncate(time.Millisecond)
 	}
+	if !cfg.Until.After(cfg.From) && !until.t.IsZero() {
+		return cfg, fmt.Errorf("-until %s is not after -from %s: a round ends after it starts", text.Time(cfg.Until), text.Time(cfg.From))
+	}
 	if !cfg.Until.After(cfg.From) {
-		return cfg, fmt.Errorf("-from %s is not before the round's end, %s: nothing has expired since; run the round later",
-			text.Time(cfg.From), text.Time(cfg.Until))
+		return cfg, fmt.Errorf("%w: -from %s is not before the round's end, %s: nothing has expired since; run the round later",
+			errNotYet, text.Time(cfg.From), text.Time(cfg.Until))
 	}
 	return cfg, nil
 }

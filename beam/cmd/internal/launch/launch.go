@@ -104,6 +104,14 @@ func (c *Command) UsageError(err error) {
 	os.Exit(2)
 }
 
+// NotYet reports a job that cannot run before an instant, such as a
+// rewrite before the move's start, and exits 4, cellttl's not-ready
+// status: run it again later.
+func (c *Command) NotYet(err error) {
+	fmt.Fprintf(os.Stderr, "%s: not yet: %v\n", c.name, err)
+	os.Exit(4)
+}
+
 // Fail reports err and exits 1. (Beam takes over the log package's
 // output, and would print it as information.)
 func (c *Command) Fail(err error) {

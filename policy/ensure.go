@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -38,6 +39,8 @@ type Options struct {
 	// Scan configures the scan for data that changes would lose: its
 	// workers, its progress reports, and a sample of the table for a
 	// fast estimate. A sampled plan decides nothing: it needs DryRun.
+	// Its metrics name the table and the work "ensure" unless Scan.Table
+	// and Scan.Work say otherwise.
 	Scan scan.Options
 }
 
@@ -230,6 +233,8 @@ func Ensure(ctx context.Context, admin *bigtable.AdminClient, table string, data
 	if err := plan.unchangeable(); err != nil {
 		return plan, err
 	}
+	opts.Scan.Table = cmp.Or(opts.Scan.Table, table)
+	opts.Scan.Work = cmp.Or(opts.Scan.Work, "ensure")
 	if err := plan.count(ctx, data, scans, opts.Scan); err != nil || plan.Read.Sampled > 0 {
 		return plan, err
 	}

@@ -550,23 +550,35 @@ func TestEnsureSample(t *testing.T) {
 	e := emulator.StartForTest(t)
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	old := testkit.MS(testkit.Base.Add(-72 * time.Hour))
-	for _, row := range []string{"a", "c", "e", "g", "i"} {
+	for i := range 100 {
+		row := fmt.Sprintf("r%03d", i)
 		testkit.Put(t, raw, "f", stored(row, "x", old), stored(row, "y", testkit.MS(testkit.Base)))
 	}
-	// Five shards, one row each; a sample of 0.4 reads two: c and g.
-	data := testkit.Tablets{TableAPI: raw, Keys: []string{"b", "d", "f", "h"}}
+	// Five shards of 20 rows; a sample of 0.4 splits each shard into five
+	// ranges and reads two of each, at places the seed fixes.
+	data := testkit.Tablets{TableAPI: raw, Keys: []string{"r020", "r040", "r060", "r080"}}
 	fams := map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)}
 	var progress []scan.Progress
-	opts := policy.Options{DryRun: true, Now: fixedNow, Scan: scan.Options{Sample: 0.4, Workers: 1, Now: fixedNow,
+	opts := policy.Options{DryRun: true, Now: fixedNow, Scan: scan.Options{Sample: 0.4, Seed: 7, Workers: 1, Now: fixedNow,
 		Progress: func(p scan.Progress) { progress = append(progress, p) }}}
 
 	plan, err := policy.Ensure(ctx, e.Admin, "t", data, fams, opts)
 	require.NoError(t, err, "an estimate decides nothing, and refuses nothing")
-	assert.Equal(t, scan.Stats{Reads: 2, RowsSeen: 2, CellsSeen: 4, RowsReturned: 2, CellsReturned: 2, Shards: 5, ShardsRead: 2, Sampled: 2}, plan.Read)
-	assert.True(t, plan.Read.Estimate())
+	read := plan.Read
+	assert.True(t, read.Estimate())
+	assert.Equal(t, 5, read.Shards)
+	assert.Equal(t, 10, read.Sampled, "two ranges of each of the five shards")
+	require.NotNil(t, read.Estimates)
 	f := plan.Families[0]
-	assert.Equal(t, 5, f.Rows, "2 rows in 2 of 5 shards, scaled")
-	assert.Equal(t, []policy.Loss{{Rows: 5, Reason: "5 rows hold cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)"}}, f.Losses)
+	// The family's rows are the rows the sample saw, scaled as the sample
+	// scales the cells it saw; every row read would lose data.
+	want := int(float64(read.RowsReturned)*read.Scale() + 0.5)
+	assert.Equal(t, want, f.Rows, "%d rows read, scaled by %v", read.RowsReturned, read.Scale())
+	assert.Equal(t, []policy.Loss{{Rows: want, Reason: fmt.Sprintf("%d rows hold cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)", want)}}, f.Losses)
+	assert.Less(t, read.RowsSeen, 100, "a sample reads part of the table")
+	if est := read.Estimates.RowsSeen; est.Low > 100 || est.High < 100 {
+		t.Errorf("the sample's interval of rows seen %+v does not hold the table's 100 rows", est)
+	}
 	assert.False(t, f.Refused)
 	assert.False(t, f.Done)
 	assert.Equal(t, `table "t": 1 family to change (an estimate from a sample: nothing decided)`, plan.String())

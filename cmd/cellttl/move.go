@@ -58,7 +58,8 @@ families) to accept the family's policy during the move and once finished.
 
 Exit status: 0 done (or nothing to do); 1 failed, or a scan did not finish;
 2 bad command line; 3 refused: finish while old cells are live, start
-while misplaced cells remain; 4 not yet: rewrite or finish before the
+while misplaced cells remain, or the table has no such family (the
+nearest name it has is suggested); 4 not yet: rewrite or finish before the
 move's start (at -now, or now).
 
 Run "cellttl help move STEP" for a step's flags. The guide docs/moves.md

@@ -53,7 +53,7 @@ func planState(p *policy.Plan) string {
 		s = fmt.Sprintf("the scan stopped after %d of %d shards: nothing decided, nothing changed; the counts below are partial",
 			p.Read.ShardsRead, p.Read.Planned())
 	case p.Read.Estimate():
-		s = fmt.Sprintf("estimate from a sample of %d of %d shards, nothing decided, nothing changed; would make %s",
+		s = fmt.Sprintf("estimate from a sample of %d ranges of %d shards, nothing decided, nothing changed; would make %s",
 			p.Read.Sampled, p.Read.Shards, text.Plural(pending, "change", "changes"))
 	case refused > 0 && p.DryRun:
 		s = fmt.Sprintf("dry run, nothing changed; %s would be refused", text.Plural(refused, "change", "changes"))
@@ -136,9 +136,9 @@ func describeRead(s scan.Stats) string {
 	var shards string
 	switch {
 	case s.Sampled > 0:
-		shards = fmt.Sprintf("a sample of %d of %d shards (estimates: counts ×%.1f)", s.Sampled, s.Shards, s.Scale())
+		shards = fmt.Sprintf("a sample of %d ranges of %d shards (estimates: counts ×%.1f)", s.Sampled, s.Shards, s.Scale())
 		if s.ShardsRead < s.Sampled {
-			shards = fmt.Sprintf("%d of a sample of %d of %d shards read (partial)", s.ShardsRead, s.Sampled, s.Shards)
+			shards = fmt.Sprintf("%d of a sample of %d ranges of %d shards read (partial)", s.ShardsRead, s.Sampled, s.Shards)
 		}
 	case s.ShardsRead < s.Shards:
 		shards = fmt.Sprintf("%d of %d shards read (partial)", s.ShardsRead, s.Shards)

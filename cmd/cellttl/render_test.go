@@ -53,7 +53,7 @@ func TestPlanStates(t *testing.T) {
 		{"stopped", policy.Plan{Families: []policy.FamilyPlan{change}, Read: scan.Stats{Shards: 5, ShardsRead: 2}},
 			"the scan stopped after 2 of 5 shards: nothing decided, nothing changed; the counts below are partial", "undecided"},
 		{"estimate", policy.Plan{Families: []policy.FamilyPlan{change}, Read: scan.Stats{Shards: 5, Sampled: 2, ShardsRead: 2}},
-			"estimate from a sample of 2 of 5 shards, nothing decided, nothing changed; would make 1 change", "would change (estimate)"},
+			"estimate from a sample of 2 ranges of 5 shards, nothing decided, nothing changed; would make 1 change", "would change (estimate)"},
 		{"refused in a dry run", policy.Plan{DryRun: true, Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) { f.Refused, f.Rows = true, 3 })}},
 			"dry run, nothing changed; 1 change would be refused", "refused"},
 		{"refused", policy.Plan{Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) { f.Refused, f.Rows = true, 3 })}},
@@ -85,7 +85,7 @@ func TestPlanStates(t *testing.T) {
 
 // TestDescribeRead says what a read read, in each state.
 func TestDescribeRead(t *testing.T) {
-	assert.Equal(t, "1 of a sample of 2 of 5 shards read (partial), 1 read, 0 rows and 0 cells seen, 0 cells returned",
+	assert.Equal(t, "1 of a sample of 2 ranges of 5 shards read (partial), 1 read, 0 rows and 0 cells seen, 0 cells returned",
 		describeRead(scan.Stats{Shards: 5, Sampled: 2, ShardsRead: 1, Reads: 1}))
 	assert.Equal(t, "1 shard, 1 read, 1 row and 1 cell seen, 1 cell returned",
 		describeRead(scan.Stats{Shards: 1, ShardsRead: 1, Reads: 1, RowsSeen: 1, CellsSeen: 1, CellsReturned: 1}))

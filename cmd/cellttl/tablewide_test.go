@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -309,19 +311,22 @@ func TestJSONOutput(t *testing.T) {
 	assert.Equal(t, "age() > 30d", policies(t, w.e.Admin)["clicks"])
 }
 
-// TestSample checks -sample: stats and ensure read two of the five shards
-// and label every count an estimate; ensure decides nothing.
+// TestSample checks -sample: stats and ensure read a sample of ranges of
+// the five shards (a request each) and label every count an estimate;
+// ensure decides nothing. Which ranges a sample reads is random: the
+// counts are checked for their labels, not their values.
 func TestSample(t *testing.T) {
 	w := startWatched(t, seeded)
 	w.seed(t, time.Now())
 
 	stdout, stderr, code := cellttl(statsArgs("-sample", "0.4")...)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `^table "t" at \S+: estimates from a sample of 2 of 5 shards;`, stdout)
-	assert.Contains(t, stdout, "\nsess    OneSecond()                 never   ~5 cells (100 B)   ~5 cells (100 B)  0             ~5 cells (100 B)\n")
-	assert.Contains(t, stdout, "  scan: a sample of 2 of 5 shards (estimates: counts ×2.5), 2 reads, 4 rows and 8 cells seen")
+	m := regexp.MustCompile(`^table "t" at \S+: estimates from a sample of (\d+) ranges of 5 shards;`).FindStringSubmatch(stdout)
+	require.NotNil(t, m, stdout)
+	assert.Regexp(t, `\nsess +OneSecond\(\) +never +(0|~\d+ cells \(\d+ B\)) +(0|~\d+ cells)`, stdout, "counts labelled estimates")
+	assert.Regexp(t, `\n  scan: a sample of `+m[1]+` ranges of 5 shards \(estimates: counts ×[\d.]+\), `+m[1]+` reads, `, stdout)
 	w.mu.Lock()
-	assert.Equal(t, 2, w.reads, "two shards read")
+	assert.Equal(t, m[1], strconv.Itoa(w.reads), "a request per range")
 	w.mu.Unlock()
 
 	stdout, stderr, code = cellttl(statsArgs("-sample", "0.4", "-format", "json")...)
@@ -329,14 +334,13 @@ func TestSample(t *testing.T) {
 	a := decodeAudit(t, stdout)
 	assert.True(t, a.Read.Estimate)
 	assert.False(t, a.Read.Complete)
-	assert.Equal(t, 2, a.Read.Sampled)
-	assert.Equal(t, int64(5), a.Families[2].Live.Cells, "scaled ×2.5")
+	assert.GreaterOrEqual(t, a.Read.Sampled, 5, "ranges of every shard")
 
 	stdout, stderr, code = cellttl(ensureArgs("-sample", "0.4")...)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Regexp(t, `^table "t" at \S+: estimate from a sample of 2 of 5 shards, nothing decided, nothing changed; would make 2 changes\n`, stdout)
-	assert.Contains(t, stdout, "  never  maxage=1s  would change, loses data (estimate)  ~5\n")
-	assert.Contains(t, stdout, "  never  maxage=2d  would change (estimate)              ~0\n")
+	assert.Regexp(t, `^table "t" at \S+: estimate from a sample of \d+ ranges of 5 shards, nothing decided, nothing changed; would make 2 changes\n`, stdout)
+	assert.Regexp(t, `  never  maxage=1s  would change(, loses data)? \(estimate\) +~\d+\n`, stdout)
+	assert.Regexp(t, `  never  maxage=2d  would change \(estimate\) +~0\n`, stdout)
 	assert.NotContains(t, stdout, "refused")
 	assert.True(t, strings.HasSuffix(stdout, "estimate: run again without -sample to decide\n"), stdout)
 
@@ -345,9 +349,9 @@ func TestSample(t *testing.T) {
 	p := decodePlan(t, stdout)
 	assert.False(t, p.Read.Complete, "an estimate decides nothing")
 	assert.True(t, p.Read.Estimate)
-	assert.Equal(t, 2, p.Read.Sampled)
+	assert.GreaterOrEqual(t, p.Read.Sampled, 5)
 	assert.Equal(t, "change", p.Families[1].Action)
-	assert.Equal(t, 5, p.Families[1].RowsLost, "estimated ×2.5")
+	assert.GreaterOrEqual(t, p.Families[1].RowsLost, 0)
 	assert.False(t, p.Families[1].Refused, "an estimate refuses nothing")
 
 	_, stderr, code = cellttl(ensureArgs("-sample", "0.4", "-apply")...)

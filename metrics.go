@@ -27,10 +27,10 @@ type metricsConfig struct {
 // a meter named "github.com/cellttl/ttl": renewals made, lost and failed
 // (Touch, KeepAlive), conditional writes that lost a race, counter reads
 // (docs/metrics.md lists the instruments). Every measurement carries the
-// family and the call as attributes, and attrs: a Table does not know the
-// name of the table it writes, so a service with several tables passes
-// attribute.String("table", name). Without this option the table records
-// nothing and pays nothing. A nil mp is refused with ErrInvalidOption; so
+// family and the call as attributes (cellttl.family, cellttl.call), and
+// attrs: a Table does not know the name of the table it writes, so a
+// service with several tables passes attribute.String("cellttl.table",
+// name). Without this option the table records nothing and pays nothing. A nil mp is refused with ErrInvalidOption; so
 // is a provider that refuses the instruments.
 func WithMeterProvider(mp metric.MeterProvider, attrs ...attribute.KeyValue) Option {
 	return optionFunc(func(c *config) error {
@@ -85,7 +85,7 @@ func newMetrics(c metricsConfig, managed map[string]Strategy) (*metrics, error) 
 	for family := range managed {
 		calls := map[string]metric.MeasurementOption{}
 		for _, call := range []string{callTouch, callKeepAlive, callReadCounter, callSumCounter} {
-			calls[call] = meters.Attributes(c.attrs, attribute.String("family", family), attribute.String("call", call))
+			calls[call] = meters.Attributes(c.attrs, attribute.String("cellttl.family", family), attribute.String("cellttl.call", call))
 		}
 		m.of[family] = calls
 	}

@@ -70,7 +70,7 @@ func attrString(s attribute.Set) string {
 func TestMetricsRenewals(t *testing.T) {
 	ctx := context.Background()
 	m := newMeterReader()
-	x := newTouchFixture(t, ttl.WithMeterProvider(m, attribute.String("table", "t")))
+	x := newTouchFixture(t, ttl.WithMeterProvider(m, attribute.String("cellttl.table", "t")))
 	x.set(0, "sess", "tok", "v", ttl.For(time.Minute))
 	x.set(0, "clicks", "n", "1", ttl.Default)
 
@@ -93,12 +93,12 @@ func TestMetricsRenewals(t *testing.T) {
 
 	sums, units := m.sums(t, "github.com/cellttl/ttl")
 	assert.Equal(t, map[string]int64{
-		"cellttl.core.renewals{call=Touch,family=sess,table=t}":            1,
-		"cellttl.core.renewals.lost{call=Touch,family=sess,table=t}":       1,
-		"cellttl.core.conflicts{call=Touch,family=sess,table=t}":           1,
-		"cellttl.core.renewals{call=KeepAlive,family=clicks,table=t}":      1,
-		"cellttl.core.renewals.lost{call=KeepAlive,family=clicks,table=t}": 1,
-		"cellttl.core.conflicts{call=KeepAlive,family=clicks,table=t}":     1,
+		"cellttl.core.renewals{cellttl.call=Touch,cellttl.family=sess,cellttl.table=t}":            1,
+		"cellttl.core.renewals.lost{cellttl.call=Touch,cellttl.family=sess,cellttl.table=t}":       1,
+		"cellttl.core.conflicts{cellttl.call=Touch,cellttl.family=sess,cellttl.table=t}":           1,
+		"cellttl.core.renewals{cellttl.call=KeepAlive,cellttl.family=clicks,cellttl.table=t}":      1,
+		"cellttl.core.renewals.lost{cellttl.call=KeepAlive,cellttl.family=clicks,cellttl.table=t}": 1,
+		"cellttl.core.conflicts{cellttl.call=KeepAlive,cellttl.family=clicks,cellttl.table=t}":     1,
 	}, sums)
 	assert.Equal(t, "{cell}", units["cellttl.core.renewals"])
 	assert.Equal(t, "{write}", units["cellttl.core.conflicts"])
@@ -114,8 +114,8 @@ func TestMetricsRenewalsFailed(t *testing.T) {
 	require.ErrorIs(t, err, ttl.ErrTransactionNotAllowed)
 	sums, _ := m.sums(t, "github.com/cellttl/ttl")
 	assert.Equal(t, map[string]int64{
-		"cellttl.core.renewals.failed{call=Touch,family=sess}":     1,
-		"cellttl.core.renewals.failed{call=KeepAlive,family=sess}": 1,
+		"cellttl.core.renewals.failed{cellttl.call=Touch,cellttl.family=sess}":     1,
+		"cellttl.core.renewals.failed{cellttl.call=KeepAlive,cellttl.family=sess}": 1,
 	}, sums)
 }
 
@@ -135,8 +135,8 @@ func TestMetricsCounterReads(t *testing.T) {
 	require.ErrorIs(t, err, ttl.ErrCounter, "refused before any read: not counted")
 	sums, units := m.sums(t, "github.com/cellttl/ttl")
 	assert.Equal(t, map[string]int64{
-		"cellttl.core.counter.reads{call=ReadCounter,family=hits}": 2,
-		"cellttl.core.counter.reads{call=SumCounter,family=daily}": 1,
+		"cellttl.core.counter.reads{cellttl.call=ReadCounter,cellttl.family=hits}": 2,
+		"cellttl.core.counter.reads{cellttl.call=SumCounter,cellttl.family=daily}": 1,
 	}, sums)
 	assert.Equal(t, "{read}", units["cellttl.core.counter.reads"])
 }

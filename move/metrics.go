@@ -44,11 +44,11 @@ func newRecorders(mp metric.MeterProvider, table, family string) (start, rewrite
 		return nil, nil, fmt.Errorf("%w: move.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
 	}
 	of := func(step string) *recorder {
-		base := []attribute.KeyValue{attribute.String("table", table), attribute.String("family", family), attribute.String("step", step)}
+		base := []attribute.KeyValue{attribute.String("cellttl.table", table), attribute.String("cellttl.family", family), attribute.String("cellttl.step", step)}
 		return &recorder{rewritten: cs[0], skipped: cs[1], conflicts: cs[2],
 			step:    meters.Attributes(base),
-			expired: meters.Attributes(base, attribute.String("reason", "expired")),
-			inPlace: meters.Attributes(base, attribute.String("reason", "in_place"))}
+			expired: meters.Attributes(base, attribute.String("cellttl.reason", "expired")),
+			inPlace: meters.Attributes(base, attribute.String("cellttl.reason", "in_place"))}
 	}
 	return of("Start"), of("Rewrite"), nil
 }

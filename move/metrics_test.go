@@ -44,12 +44,12 @@ func moveSums(t *testing.T, r *sdkmetric.ManualReader) (moved map[string]int64, 
 		for _, m := range sm.Metrics {
 			assert.Equal(t, "{cell}", m.Unit, m.Name)
 			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				table, _ := p.Attributes.Value("table")
-				family, _ := p.Attributes.Value("family")
+				table, _ := p.Attributes.Value("cellttl.table")
+				family, _ := p.Attributes.Value("cellttl.family")
 				assert.Equal(t, [2]string{"t", "f"}, [2]string{table.AsString(), family.AsString()})
-				step, _ := p.Attributes.Value("step")
+				step, _ := p.Attributes.Value("cellttl.step")
 				key := m.Name + "{" + step.AsString()
-				if reason, ok := p.Attributes.Value("reason"); ok {
+				if reason, ok := p.Attributes.Value("cellttl.reason"); ok {
 					key += "," + reason.AsString()
 				}
 				out[key+"}"] += p.Value

@@ -66,14 +66,14 @@ func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics,
 	if err != nil {
 		return nil, fmt.Errorf("%w: sweep.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
 	}
-	base := []attribute.KeyValue{attribute.String("table", table)}
+	base := []attribute.KeyValue{attribute.String("cellttl.table", table)}
 	m := &metrics{rounds: cs[0], events: cs[1], deletes: cs[2], missed: cs[3], delay: delay,
 		table: meters.Attributes(base), family: map[string]metric.MeasurementOption{}, outcomes: map[string]metric.MeasurementOption{}}
 	for _, f := range fams {
-		m.family[f.name] = meters.Attributes(base, attribute.String("family", f.name))
+		m.family[f.name] = meters.Attributes(base, attribute.String("cellttl.family", f.name))
 	}
 	for _, o := range []string{outcomeComplete, outcomeMissed, outcomeStopped, outcomeFailed} {
-		m.outcomes[o] = meters.Attributes(base, attribute.String("outcome", o))
+		m.outcomes[o] = meters.Attributes(base, attribute.String("cellttl.outcome", o))
 	}
 	return m, nil
 }

@@ -86,18 +86,18 @@ func TestSweepMetrics(t *testing.T) {
 
 	got, units := sweepMetrics(t, reader)
 	assert.Equal(t, map[string]float64{
-		"cellttl.sweep.rounds{outcome=missed,table=t}":             1,
-		"cellttl.sweep.rounds{outcome=stopped,table=t}":            1,
-		"cellttl.sweep.rounds{outcome=failed,table=t}":             1,
-		"cellttl.sweep.missed{family=plain,table=t}":               2, // each call's report says so
-		"cellttl.sweep.events{family=sess,table=t}":                1,
-		"cellttl.sweep.events{family=plain,table=t}":               1,
-		"cellttl.sweep.deletes{table=t}":                           2,
-		"scan{cellttl.table=t,cellttl.work=sweep}":                 1,
-		"cellttl.sweep.delivery.delay.count{family=sess,table=t}":  1,
-		"cellttl.sweep.delivery.delay.sum{family=sess,table=t}":    30, // expired at 10s, delivered at 40s
-		"cellttl.sweep.delivery.delay.count{family=plain,table=t}": 1,
-		"cellttl.sweep.delivery.delay.sum{family=plain,table=t}":   20,
+		"cellttl.sweep.rounds{cellttl.outcome=missed,cellttl.table=t}":             1,
+		"cellttl.sweep.rounds{cellttl.outcome=stopped,cellttl.table=t}":            1,
+		"cellttl.sweep.rounds{cellttl.outcome=failed,cellttl.table=t}":             1,
+		"cellttl.sweep.missed{cellttl.family=plain,cellttl.table=t}":               2, // each call's report says so
+		"cellttl.sweep.events{cellttl.family=sess,cellttl.table=t}":                1,
+		"cellttl.sweep.events{cellttl.family=plain,cellttl.table=t}":               1,
+		"cellttl.sweep.deletes{cellttl.table=t}":                                   2,
+		"scan{cellttl.table=t,cellttl.work=sweep}":                                 1,
+		"cellttl.sweep.delivery.delay.count{cellttl.family=sess,cellttl.table=t}":  1,
+		"cellttl.sweep.delivery.delay.sum{cellttl.family=sess,cellttl.table=t}":    30, // expired at 10s, delivered at 40s
+		"cellttl.sweep.delivery.delay.count{cellttl.family=plain,cellttl.table=t}": 1,
+		"cellttl.sweep.delivery.delay.sum{cellttl.family=plain,cellttl.table=t}":   20,
 	}, got)
 	assert.Equal(t, map[string]string{
 		"cellttl.sweep.rounds": "{round}", "cellttl.sweep.missed": "{round}", "cellttl.sweep.events": "{event}",
@@ -116,8 +116,8 @@ func TestSweepMetricsRoundComplete(t *testing.T) {
 	require.True(t, r.Complete())
 	got, _ := sweepMetrics(t, reader)
 	assert.Equal(t, map[string]float64{
-		"cellttl.sweep.rounds{outcome=complete,table=t}": 1,
-		"scan{cellttl.table=t,cellttl.work=sweep}":       1,
+		"cellttl.sweep.rounds{cellttl.outcome=complete,cellttl.table=t}": 1,
+		"scan{cellttl.table=t,cellttl.work=sweep}":                       1,
 	}, got, "nothing expired: no event, no delay")
 }
 

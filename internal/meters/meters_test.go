@@ -23,7 +23,7 @@ func TestCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := meters.Attributes([]attribute.KeyValue{attribute.String("table", "t")}, attribute.String("family", "f"))
+	at := meters.Attributes([]attribute.KeyValue{attribute.String("cellttl.table", "t")}, attribute.String("cellttl.family", "f"))
 	cs[0].Add(context.Background(), 3, at)
 	cs[1].Add(context.Background(), 5)
 	var rm metricdata.ResourceMetrics
@@ -40,7 +40,7 @@ func TestCounters(t *testing.T) {
 			got[m.Name] = m.Unit + " " + m.Description + " " + p.Attributes.Encoded(attribute.DefaultEncoder()) + " " + string(rune('0'+p.Value))
 		}
 	}
-	want := map[string]string{"cellttl.a.one": "{cell} one family=f,table=t 3", "cellttl.a.two": "By two  5"}
+	want := map[string]string{"cellttl.a.one": "{cell} one cellttl.family=f,cellttl.table=t 3", "cellttl.a.two": "By two  5"}
 	if len(got) != 2 || got["cellttl.a.one"] != want["cellttl.a.one"] || got["cellttl.a.two"] != want["cellttl.a.two"] {
 		t.Errorf("got %q, want %q", got, want)
 	}

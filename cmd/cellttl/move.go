@@ -226,6 +226,7 @@ func (c *config) moveOptions(progress *progressLine) move.Options {
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
+		AppProfile:     c.appProfile,
 		Scan:           progress.options(c),
 	}
 	if c.checkpoint != "" {

@@ -109,3 +109,13 @@ func TestMoveCommandLine(t *testing.T) {
 		assert.Contains(t, stderr, tt.msg, tt.args)
 	}
 }
+
+// TestMoveOptionsAppProfile: the -app-profile the client reads and writes
+// with is the one the move's errors name when the profile refuses the
+// rewrite's single-row transactions.
+func TestMoveOptionsAppProfile(t *testing.T) {
+	c := &config{appProfile: "replicated", apply: true}
+	if o := c.moveOptions(nil); o.AppProfile != "replicated" || o.DryRun {
+		t.Errorf("moveOptions: AppProfile %q, DryRun %v; want %q, false", o.AppProfile, o.DryRun, "replicated")
+	}
+}

@@ -86,6 +86,9 @@ var badCalls = []badCall{
 	}, ttl.ErrInvalidStrategy},
 	{"nil option", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, nil)) }, ttl.ErrInvalidOption},
 	{"nil clock", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, ttl.WithClock(nil))) }, ttl.ErrInvalidOption},
+	{"nil meter provider", nil, func(x *badFixture) error {
+		return errOf(ttl.NewTable(x.api, x.families, ttl.WithMeterProvider(nil)))
+	}, ttl.ErrInvalidOption},
 	{"negative read margin", nil, func(x *badFixture) error {
 		return errOf(ttl.NewTable(x.api, x.families, ttl.WithReadMargin(-time.Second)))
 	}, ttl.ErrInvalidOption},

@@ -34,7 +34,7 @@ type config struct {
 	apply, allowDataLoss, ignoreWarnings bool
 
 	// stats
-	values bool
+	values, allBuckets bool
 
 	// move; check and ensure for a family in a move
 	moving     string // check, ensure: the family in a move

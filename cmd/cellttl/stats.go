@@ -11,7 +11,7 @@ import (
 
 var statsCommand = &command{
 	name: "stats",
-	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-values] [-now TIME] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json]",
+	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-values] [-now TIME] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json [-all-buckets]]",
 	help: `Stats audits what the table holds, family by family: the cells reads return,
 the expired cells still stored because GC lags, the cells that never expire,
 and the expired cells the family's GC policy never deletes, with their
@@ -37,6 +37,7 @@ the nearest name it has suggested.`,
 		movingFlags(fs, c)
 		nowFlag(fs, c)
 		fs.BoolVar(&c.values, "values", false, "read values too, so that bytes include them")
+		fs.BoolVar(&c.allBuckets, "all-buckets", false, "list every bucket of the expiry histograms in -format json, empty ones too")
 	},
 	run: runStats,
 }
@@ -67,8 +68,9 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	progress := newProgress(c, stderr)
 	report, err := audit.Table(ctx, admin, c.table, client.Open(c.table), strategies, audit.Options{
 		Now:    c.clock(),
-		Values: c.values,
-		Scan:   progress.options(c),
+		Values:     c.values,
+		AllBuckets: c.allBuckets,
+		Scan:       progress.options(c),
 	})
 	progress.end()
 	if report == nil {

@@ -32,7 +32,7 @@ func (f *Family) Finish(ctx context.Context) (*Report, error) {
 		r.Actions = append(r.Actions, "nothing to do: the family has the new strategy's policy")
 		return r, nil
 	case r.OldLive.Cells > 0 && !opts.AllowDataLoss:
-		return r, fmt.Errorf("%w: move.Family.Finish: table %q, family %q: %s of the old rule are live (the latest until %s); rewrite them, wait, or allow the loss",
+		return r, fmt.Errorf("%w: move.Family.Finish: table %q, family %q: %s of the old rule are live (the latest until %s); rewrite them, wait, or allow the loss (AllowDataLoss)",
 			ttl.ErrDataLoss, f.table, f.family, text.Plural(int(r.OldLive.Cells), "cell", "cells"), text.Time(r.LastExpiry.Add(m.Skew)))
 	}
 	if r.OldLive.Cells > 0 {

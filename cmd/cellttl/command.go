@@ -54,9 +54,11 @@ func fail(stderr io.Writer, name string, err error) int {
 }
 
 // flagWords spells the library's options, which its messages name, as the
-// flags that set them.
+// flags that set them, and drops the names of the move's Go methods, which
+// the command line calls steps.
 var flagWords = strings.NewReplacer("AllowDataLoss", "-allow-data-loss", "IgnoreWarnings", "-ignore-warnings",
-	"(Options.Checkpoint)", "(-checkpoint)", "Options.Checkpoint", "-checkpoint")
+	"(Options.Checkpoint)", "(-checkpoint)", "Options.Checkpoint", "-checkpoint",
+	"move.Family.Start: ", "", "move.Family.Rewrite: ", "", "move.Family.Finish: ", "")
 
 // adminClient connects to the instance's table admin API.
 func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) {

@@ -34,7 +34,8 @@ given.
 
 The scan reads the table once for every family to change, in shards read in
 parallel (-workers), with progress on stderr. -sample reads a fraction of
-the shards for a labelled estimate and decides nothing (it cannot be used
+the table (two random key ranges of every shard) for a labelled estimate
+with its 95% interval, and decides nothing (it cannot be used
 with -apply). A scan that fails, times out or is interrupted changes
 nothing, labels its counts partial and exits 1.
 

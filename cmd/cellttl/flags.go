@@ -66,8 +66,9 @@ func dataFlags(fs *flag.FlagSet, c *config) {
 // can estimate from a sample of it.
 func scanFlags(fs *flag.FlagSet, c *config) {
 	workerFlags(fs, c)
-	fs.Float64Var(&c.sample, "sample", 0, "read only this `fraction` of the table's shards, spread evenly, for a fast\n"+
-		"estimate (clearly labelled; it decides and changes nothing)")
+	fs.Float64Var(&c.sample, "sample", 0, "read about this `fraction` of the table (two random key ranges of every\n"+
+		"shard) for a fast estimate with its 95% interval (clearly labelled; it\n"+
+		"decides and changes nothing)")
 }
 
 // workerFlags defines the flags of a command that reads a whole table.

@@ -22,7 +22,8 @@ Families given with -family are judged by their strategy; the table's other
 families as families without one. Values are stripped on the server, so
 bytes count row keys, columns and timestamps, unless -values is given (it
 reads the whole table's values). The table is read in shards, in parallel;
--sample reads a fraction of them for a labelled estimate. A scan that does
+-sample reads a fraction of the table (two random key ranges of every shard)
+for a labelled estimate with its 95% interval. A scan that does
 not finish prints its partial counts as such and exits 1.
 
 A family in a move is given as check and ensure take it (-family NAME=SPEC
@@ -67,7 +68,7 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer client.Close()
 	progress := newProgress(c, stderr)
 	report, err := audit.Table(ctx, admin, c.table, client.Open(c.table), strategies, audit.Options{
-		Now:    c.clock(),
+		Now:        c.clock(),
 		Values:     c.values,
 		AllBuckets: c.allBuckets,
 		Scan:       progress.options(c),

@@ -75,12 +75,12 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 	work := fmt.Sprintf("rewrite table %q family %q %v", f.table, f.family, f.m)
 	done, read, err := c.run(ctx, RewriteFilter(f.m, f.family), work, f.opts)
 	r.Rewritten, r.Kept, r.Read = done.Rewritten, done.Kept, read
-	verb := "rewrote"
+	verb, left := "rewrote", "left (changed meanwhile, or below a newer cell)"
 	if f.opts.DryRun {
-		verb = "would rewrite"
+		verb, left = "would rewrite", "would be left (below a newer cell)"
 	}
-	r.Actions = append(r.Actions, fmt.Sprintf("%s %s in the new encoding; %s left (changed meanwhile, or below a newer cell); %s already expired",
-		verb, text.Plural(int(done.Rewritten), "old cell", "old cells"), text.Plural(int(done.Kept), "cell", "cells"), text.Plural(int(done.Expired), "cell", "cells")))
+	r.Actions = append(r.Actions, fmt.Sprintf("%s %s in the new encoding; %s %s; %s already expired",
+		verb, text.Plural(int(done.Rewritten), "old cell", "old cells"), text.Plural(int(done.Kept), "cell", "cells"), left, text.Plural(int(done.Expired), "cell", "cells")))
 	switch {
 	case err != nil && read.Shards == 0:
 		// The journal was never opened: nothing was read or rewritten.

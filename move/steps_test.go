@@ -503,7 +503,7 @@ func TestRewriteDryRun(t *testing.T) {
 	assert.True(t, r.DryRun)
 	assert.False(t, r.Counted, "a rewrite reads the old cells only")
 	assert.Equal(t, [2]int64{2, 0}, [2]int64{r.Rewritten, r.Kept})
-	assert.Equal(t, []string{"would rewrite 2 old cells in the new encoding; 0 cells left (changed meanwhile, or below a newer cell); 1 cell already expired"}, r.Actions)
+	assert.Equal(t, []string{"would rewrite 2 old cells in the new encoding; 0 cells would be left (below a newer cell); 1 cell already expired"}, r.Actions)
 	assert.True(t, r.Read.Complete())
 	assert.Equal(t, []bigtable.Timestamp{testkit.MS(start.Add(-30 * time.Minute))}, x.stamps("a", "c"))
 	assert.Equal(t, []bigtable.Timestamp{testkit.MS(start.Add(-10 * time.Minute))}, x.stamps("b", "c"))

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -52,6 +53,19 @@ func ParseGranularity(s string) (Granularity, error) {
 		}
 	}
 	return 0, fmt.Errorf("granularity %q: want cell, column or row", s)
+}
+
+// Set parses s as ParseGranularity does, so that a *Granularity is a
+// flag.Value: flag.Var(&opts.Granularity, "granularity", "cell, column or
+// row"). Its error says only what is wanted, as the flag package prefixes
+// the flag and the value.
+func (g *Granularity) Set(s string) error {
+	v, err := ParseGranularity(s)
+	if err != nil {
+		return errors.New("want cell, column or row")
+	}
+	*g = v
+	return nil
 }
 
 // An Event reports that something expired: one cell, a column or a row

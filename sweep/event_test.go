@@ -2,6 +2,8 @@ package sweep_test
 
 import (
 	"encoding/json"
+	"flag"
+	"io"
 	"testing"
 	"time"
 
@@ -76,6 +78,22 @@ func TestGranularity(t *testing.T) {
 	_, err := sweep.ParseGranularity("Cell")
 	assert.Error(t, err)
 	assert.Equal(t, "Granularity(9)", sweep.Granularity(9).String())
+}
+
+// TestGranularityFlag: a *Granularity is a flag.Value, whose default
+// prints as its name and whose refusal says what is wanted and keeps the
+// value.
+func TestGranularityFlag(t *testing.T) {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	g := sweep.Column
+	fs.Var(&g, "granularity", "what an event reports")
+	assert.Equal(t, "column", fs.Lookup("granularity").DefValue)
+	require.NoError(t, fs.Parse([]string{"-granularity", "rows"}))
+	assert.Equal(t, sweep.Row, g)
+	err := fs.Parse([]string{"-granularity", "table"})
+	assert.EqualError(t, err, `invalid value "table" for flag -granularity: want cell, column or row`)
+	assert.Equal(t, sweep.Row, g, "a refused value changes nothing")
 }
 
 // TestEventString: an event prints as one line that names what expired.

@@ -95,30 +95,11 @@ family (as for check). With -every, an interrupt between rounds exits 0, or
 
 // sweepConfig is sweep's part of the command line.
 type sweepConfig struct {
-	granularity granularityFlag
+	granularity sweep.Granularity
 	since       timeFlag
 	margin      time.Duration
 	every       time.Duration
 	delete      bool
-}
-
-// granularityFlag is -granularity: cell (the zero value), column or row.
-type granularityFlag struct{ g sweep.Granularity }
-
-func (f *granularityFlag) String() string {
-	if f == nil {
-		return sweep.Cell.String()
-	}
-	return f.g.String()
-}
-
-func (f *granularityFlag) Set(v string) error {
-	g, err := sweep.ParseGranularity(v)
-	if err != nil {
-		return errors.New("want cell, column or row")
-	}
-	f.g = g
-	return nil
 }
 
 // sweepNow is the sweep's clock; tests fix it.
@@ -142,7 +123,7 @@ func (s *sweepConfig) check(c *config, now time.Time) error {
 		return errors.New("-now fixes the instant of one round: it cannot be used with -every")
 	case s.since.t.After(now):
 		return fmt.Errorf("-since %s: after now (%s): a sweep reports what has expired", text.Time(s.since.t), text.Time(now))
-	case c.values && s.granularity.g == sweep.Row:
+	case c.values && s.granularity == sweep.Row:
 		return errors.New("-values: row events carry no value; use -granularity cell or column")
 	case s.every == 0 && c.checkpoint == "" && s.since.t.IsZero():
 		return errors.New("one round with neither -checkpoint nor -since reports nothing (a new sweep starts at its first round's end):\n" +
@@ -157,7 +138,7 @@ func (s *sweepConfig) check(c *config, now time.Time) error {
 func (c *config) sweepOptions(o scan.Options) sweep.Options {
 	opts := sweep.Options{
 		Now:         c.sweepClock(),
-		Granularity: c.sweep.granularity.g,
+		Granularity: c.sweep.granularity,
 		Margin:      c.sweep.margin,
 		Since:       c.sweep.since.t,
 		Values:      c.values,

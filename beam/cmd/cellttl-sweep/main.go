@@ -43,7 +43,7 @@ var (
 	from, until timeFlag
 	margin      = flag.Duration("margin", sweep.DefaultMargin, "without -until, how far behind -now the round ends: a `duration` covering\n"+
 		"the longest write and the skew between the writers' clocks and this one")
-	granularity = granularityFlag{sweep.Cell}
+	granularity = sweep.Cell
 	del         = flag.Bool("delete", false, "delete the expired cells reported, once their events are written")
 	values      = flag.Bool("values", false, "put the expired cells' values in the events (not row events')")
 	writeTimes  = flag.Bool("write-times", false, "the table records write times (ttl.RecordWriteTime): skip and delete\n"+
@@ -118,11 +118,11 @@ func config() (pipeline.SweepConfig, error) {
 		return pipeline.SweepConfig{}, err
 	}
 	cfg := pipeline.SweepConfig{Table: table, Families: families.Specs, From: from.t, Until: until.t, Now: now, Margin: *margin,
-		Granularity: granularity.g, Values: *values, WriteTimes: *writeTimes, Delete: *del, Output: cmd.Output()}
+		Granularity: granularity, Values: *values, WriteTimes: *writeTimes, Delete: *del, Output: cmd.Output()}
 	switch {
 	case *margin <= 0:
 		return cfg, fmt.Errorf("-margin %v: want a positive duration, covering the longest write and the clocks' skew", *margin)
-	case *values && granularity.g == sweep.Row:
+	case *values && granularity == sweep.Row:
 		return cfg, errors.New("-values: row events carry no value; use -granularity cell or column")
 	}
 	// The round's end, fixed now, so that the job and what it prints
@@ -194,25 +194,6 @@ func (f *timeFlag) Set(v string) error {
 		return errors.New("want a time such as 2030-04-30T09:00:00Z")
 	}
 	f.t = t
-	return nil
-}
-
-// granularityFlag is -granularity: cell, column or row.
-type granularityFlag struct{ g sweep.Granularity }
-
-func (f *granularityFlag) String() string {
-	if f == nil {
-		return sweep.Cell.String()
-	}
-	return f.g.String()
-}
-
-func (f *granularityFlag) Set(v string) error {
-	g, err := sweep.ParseGranularity(v)
-	if err != nil {
-		return errors.New("want cell, column or row")
-	}
-	f.g = g
 	return nil
 }
 

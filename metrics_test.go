@@ -11,13 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // meterReader is a MeterProvider whose measurements a test collects with
@@ -158,24 +157,13 @@ func meteredCounters(t *testing.T, m meterReader) *ttl.Table {
 	return tbl
 }
 
-// refusingMeter is a MeterProvider whose meters refuse counters.
-type refusingMeter struct{ noop.MeterProvider }
-
-func (refusingMeter) Meter(string, ...metric.MeterOption) metric.Meter { return refusingCounters{} }
-
-type refusingCounters struct{ noop.Meter }
-
-func (refusingCounters) Int64Counter(name string, _ ...metric.Int64CounterOption) (metric.Int64Counter, error) {
-	return noop.Int64Counter{}, assert.AnError
-}
-
 func TestWithMeterProviderRefused(t *testing.T) {
 	raw := &recorder{}
 	fams := map[string]ttl.Strategy{"f": ttl.OneSecond()}
 	_, err := ttl.NewTable(raw, fams, ttl.WithMeterProvider(nil))
 	require.ErrorIs(t, err, ttl.ErrInvalidOption)
 	assert.Contains(t, err.Error(), "WithMeterProvider(nil)")
-	_, err = ttl.NewTable(raw, fams, ttl.WithMeterProvider(refusingMeter{}))
+	_, err = ttl.NewTable(raw, fams, ttl.WithMeterProvider(testkit.RefusingMeters{Err: assert.AnError}))
 	require.ErrorIs(t, err, ttl.ErrInvalidOption)
 	assert.ErrorIs(t, err, assert.AnError)
 	assert.Empty(t, raw.Calls(), "nothing sent")

@@ -9,8 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -105,20 +103,9 @@ func TestMetricsStart(t *testing.T) {
 	assert.Equal(t, map[string]int64{"cellttl.move.cells.rewritten{Start}": 1}, moved)
 }
 
-// refusingProvider is a MeterProvider whose meters refuse counters.
-type refusingProvider struct{ noop.MeterProvider }
-
-func (refusingProvider) Meter(string, ...metric.MeterOption) metric.Meter { return refusingMeter{} }
-
-type refusingMeter struct{ noop.Meter }
-
-func (refusingMeter) Int64Counter(string, ...metric.Int64CounterOption) (metric.Int64Counter, error) {
-	return noop.Int64Counter{}, errBoom
-}
-
 func TestNewRefusesAMeterProviderThatRefuses(t *testing.T) {
 	x := newMoveTable(t, nil)
-	_, err := move.New(x.e.Admin, x.raw, "t", "f", oneHour, move.Options{MeterProvider: refusingProvider{}})
+	_, err := move.New(x.e.Admin, x.raw, "t", "f", oneHour, move.Options{MeterProvider: testkit.RefusingMeters{Err: errBoom}})
 	require.ErrorIs(t, err, ttl.ErrInvalidOption)
 	assert.ErrorIs(t, err, errBoom)
 }

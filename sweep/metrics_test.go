@@ -9,12 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 )
@@ -121,41 +120,12 @@ func TestSweepMetricsRoundComplete(t *testing.T) {
 	}, got, "nothing expired: no event, no delay")
 }
 
-// refusingProvider's meters refuse the instrument named refuse.
-type refusingProvider struct {
-	noop.MeterProvider
-	refuse string
-}
-
-func (p refusingProvider) Meter(string, ...metric.MeterOption) metric.Meter {
-	return refusingMeter{refuse: p.refuse}
-}
-
-type refusingMeter struct {
-	noop.Meter
-	refuse string
-}
-
 var errRefused = errors.New("refused")
-
-func (m refusingMeter) Int64Counter(name string, _ ...metric.Int64CounterOption) (metric.Int64Counter, error) {
-	if name == m.refuse {
-		return nil, errRefused
-	}
-	return noop.Int64Counter{}, nil
-}
-
-func (m refusingMeter) Float64Histogram(name string, _ ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
-	if name == m.refuse {
-		return nil, errRefused
-	}
-	return noop.Float64Histogram{}, nil
-}
 
 func TestNewRefusesAMeterProviderThatRefuses(t *testing.T) {
 	f := newFixture(t, map[string]ttl.Strategy{"sess": ttl.OneSecond()})
 	for _, name := range []string{"cellttl.sweep.events", "cellttl.sweep.delivery.delay"} {
-		_, err := sweep.New(nil, f.raw, "t", map[string]ttl.Strategy{"sess": ttl.OneSecond()}, sweep.Options{MeterProvider: refusingProvider{refuse: name}})
+		_, err := sweep.New(nil, f.raw, "t", map[string]ttl.Strategy{"sess": ttl.OneSecond()}, sweep.Options{MeterProvider: testkit.RefusingMeters{Refuse: name, Err: errRefused}})
 		assert.ErrorIs(t, err, ttl.ErrInvalidOption, name)
 		assert.ErrorIs(t, err, errRefused, name)
 	}

@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/cellttl/ttl/internal/meters"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 func TestCounters(t *testing.T) {
@@ -48,18 +47,8 @@ func TestCounters(t *testing.T) {
 
 var errNo = errors.New("no")
 
-type refusing struct{ noop.MeterProvider }
-
-func (refusing) Meter(string, ...metric.MeterOption) metric.Meter { return refusingMeter{} }
-
-type refusingMeter struct{ noop.Meter }
-
-func (refusingMeter) Int64Counter(string, ...metric.Int64CounterOption) (metric.Int64Counter, error) {
-	return noop.Int64Counter{}, errNo
-}
-
 func TestCountersRefused(t *testing.T) {
-	cs, err := meters.Counters(refusing{}, "m", meters.Counter{Name: "cellttl.a.one"})
+	cs, err := meters.Counters(testkit.RefusingMeters{Err: errNo}, "m", meters.Counter{Name: "cellttl.a.one"})
 	if !errors.Is(err, errNo) || cs != nil {
 		t.Errorf("got %v, %v; want no counters and the provider's error", cs, err)
 	}

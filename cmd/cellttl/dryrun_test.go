@@ -39,7 +39,7 @@ func TestDryRuns(t *testing.T) {
 	assert.Contains(t, stderr, "3 cells of the old rule are live")
 	assert.Contains(t, stderr, "or allow the loss (-allow-data-loss)", "the flag, not the Go field")
 	assert.NotContains(t, stderr, "move.Family", "steps, not Go methods")
-	assert.Contains(t, stderr, "cellttl move: dry run: with -apply this step would be refused; nothing changed\n")
+	assert.Contains(t, stderr, "cellttl move finish: dry run: with -apply this step would be refused; nothing changed\n")
 	assert.Equal(t, "", policies(t, e.Admin)["sess"])
 
 	// Before the start: not yet.

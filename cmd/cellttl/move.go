@@ -67,7 +67,7 @@ walks through a move.
 `
 
 // moveStep makes the command of one step of a move.
-func moveStep(step, help string, flags func(fs *flag.FlagSet, c *config), run func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int) *command {
+func moveStep(step, help string, flags func(fs *flag.FlagSet, c *config), run moveRun) *command {
 	return &command{
 		name:  "move " + step,
 		args:  " -from SPEC|none -start TIME [-old RULE] [-skew DURATION]",
@@ -92,7 +92,7 @@ func moveStep(step, help string, flags func(fs *flag.FlagSet, c *config), run fu
 					step, errNotReady, text.Time(m.Start), text.Time(at))
 				return exitNotReady
 			}
-			return run(ctx, c, m, stdout, stderr)
+			return run(ctx, c, "move "+step, m, stdout, stderr)
 		},
 	}
 }
@@ -235,24 +235,26 @@ func (c *config) moveOptions(progress *progressLine) move.Options {
 	return o
 }
 
-func runMovePlan(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
-	return runMoveStep((*move.Family).Plan, false)(ctx, c, m, stdout, stderr)
+func runMovePlan(ctx context.Context, c *config, name string, m ttl.Move, stdout, stderr io.Writer) int {
+	return runMoveStep((*move.Family).Plan, false)(ctx, c, name, m, stdout, stderr)
 }
 
 // runMoveChange runs a step that changes the family, a dry run unless
 // -apply.
-func runMoveChange(step moveStepFunc) func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
+func runMoveChange(step moveStepFunc) moveRun {
 	return runMoveStep(step, true)
 }
+
+// A moveRun runs the step of the command named name ("move finish").
+type moveRun = func(ctx context.Context, c *config, name string, m ttl.Move, stdout, stderr io.Writer) int
 
 // A moveStepFunc is one of a move.Family's steps.
 type moveStepFunc = func(*move.Family, context.Context) (*move.Report, error)
 
 // runMoveStep runs one step of a move and prints its report; changes says
 // whether the step changes the family.
-func runMoveStep(step moveStepFunc, changes bool) func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
-	return func(ctx context.Context, c *config, m ttl.Move, stdout, stderr io.Writer) int {
-		name := "move"
+func runMoveStep(step moveStepFunc, changes bool) moveRun {
+	return func(ctx context.Context, c *config, name string, m ttl.Move, stdout, stderr io.Writer) int {
 		admin, err := adminClient(ctx, c)
 		if err != nil {
 			return fail(stderr, name, err)
@@ -263,7 +265,7 @@ func runMoveStep(step moveStepFunc, changes bool) func(ctx context.Context, c *c
 			err = found.unknown(c.table, c.families.Names())
 		}
 		if errors.Is(err, ttl.ErrUnknownFamily) {
-			fmt.Fprintf(stderr, "cellttl move: %v\n", err)
+			fmt.Fprintf(stderr, "cellttl %s: %v\n", name, err)
 			return exitMismatch
 		}
 		if err != nil {
@@ -293,16 +295,16 @@ func runMoveStep(step moveStepFunc, changes bool) func(ctx context.Context, c *c
 		}
 		switch {
 		case errors.Is(err, ttl.ErrDataLoss) && dryRun:
-			fmt.Fprintf(stderr, "cellttl move: %s\n", flagWords.Replace(err.Error()))
-			fmt.Fprintln(stderr, "cellttl move: dry run: with -apply this step would be refused; nothing changed")
+			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
+			fmt.Fprintf(stderr, "cellttl %s: dry run: with -apply this step would be refused; nothing changed\n", name)
 			return exitMismatch
 		case errors.Is(err, ttl.ErrDataLoss):
-			fmt.Fprintf(stderr, "cellttl move: %s\n", flagWords.Replace(err.Error()))
-			fmt.Fprintln(stderr, "cellttl move: refused, nothing changed")
+			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
+			fmt.Fprintf(stderr, "cellttl %s: refused, nothing changed\n", name)
 			return exitMismatch
 		case err != nil && r != nil && r.Read.ShardsRead < r.Read.Shards:
-			fmt.Fprintf(stderr, "cellttl move: %v\n", err)
-			fmt.Fprintln(stderr, "cellttl move: the scan did not finish: the counts above are partial")
+			fmt.Fprintf(stderr, "cellttl %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "cellttl %s: the scan did not finish: the counts above are partial\n", name)
 			return exitFailed
 		case err != nil:
 			return fail(stderr, name, err)

@@ -112,6 +112,12 @@ func startWorkers[R any](ctx context.Context, r *runner,
 					res, err = work(ctx, r.shards[i], &r.counters[i])
 				}
 				done <- shardRun[R]{i, res, err}
+				if err != nil {
+					// Run stops at the first error: a worker whose shard
+					// failed takes no other, so that one worker reads the
+					// shards strictly in turn, none after a failure.
+					return
+				}
 			}
 		}()
 	}

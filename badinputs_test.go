@@ -193,6 +193,18 @@ var badCalls = []badCall{
 		return x.tbl.Apply(x.ctx, "r", set("meta", "c", "v", ttl.Default))
 	}, ttl.ErrOutOfRange},
 	{"nil context", nil, func(x *badFixture) error { return x.tbl.Apply(nil, "r", x.good) }, ttl.ErrNilArgument}, //lint:ignore SA1012 a nil context is the input under test
+	{"ApplyRow with no changes", nil, func(x *badFixture) error { return x.tbl.ApplyRow(x.ctx, "r", func(ttl.RowWriter) {}) }, ttl.ErrInvalidMutation},
+	{"ApplyRow with a nil function", nil, func(x *badFixture) error { return x.tbl.ApplyRow(x.ctx, "r", nil) }, ttl.ErrNilArgument},
+	{"ApplyRow with a bad change", nil, func(x *badFixture) error {
+		return x.tbl.ApplyRow(x.ctx, "r", func(r ttl.RowWriter) { r.Set("sess", "c", nil, ttl.For(-time.Second)) })
+	}, ttl.ErrExpired},
+	{"ApplyBatch change before any Row", nil, func(x *badFixture) error {
+		return firstErr(x.tbl.ApplyBatch(x.ctx, func(b *ttl.Batch) { b.Set("sess", "c", nil, ttl.For(time.Hour)) }))
+	}, ttl.ErrInvalidMutation},
+	{"ApplyBatch row with no changes", nil, func(x *badFixture) error {
+		return firstErr(x.tbl.ApplyBatch(x.ctx, func(b *ttl.Batch) { b.Row("r") }))
+	}, ttl.ErrInvalidMutation},
+	{"ApplyBatch with a nil function", nil, func(x *badFixture) error { return firstErr(x.tbl.ApplyBatch(x.ctx, nil)) }, ttl.ErrNilArgument},
 	{"nil row set", nil, func(x *badFixture) error { return x.tbl.ReadRows(x.ctx, nil, func(bigtable.Row) bool { return true }) }, ttl.ErrNilArgument},
 	{"nil callback", nil, func(x *badFixture) error { return x.tbl.ReadRows(x.ctx, bigtable.InfiniteRange(""), nil) }, ttl.ErrNilArgument},
 }

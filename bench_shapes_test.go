@@ -133,26 +133,36 @@ func buildShape(m *bigtable.Mutation, s *writeShape, now time.Time) {
 	}
 }
 
+// cell returns the family, column and lifetime of cell i of a row of
+// shape s.
+func (s *writeShape) cell(i int) (family, column string, life ttl.Lifetime) {
+	switch s.kind {
+	case lifeUntil:
+		return shapeOne, shapeColumns[i], ttl.Until(shapeUntils[i])
+	case lifeFor:
+		return shapeOne, shapeColumns[i], ttl.For(shapeFors[i])
+	case mixedFamilies:
+		family, life := mixedCell(i)
+		return family, shapeColumns[i], life
+	}
+	return shapeOne, shapeColumns[i], ttl.For(time.Hour)
+}
+
 // recordShape records a row of shape s as a recipe.
 func recordShape(m *ttl.Mutation, s *writeShape) {
-	switch s.kind {
-	case lifePerCall:
-		for _, c := range shapeColumns[:s.cells] {
-			m.Set(shapeOne, c, benchValue, ttl.For(time.Hour))
-		}
-	case lifeUntil:
-		for i, c := range shapeColumns[:s.cells] {
-			m.Set(shapeOne, c, benchValue, ttl.Until(shapeUntils[i]))
-		}
-	case lifeFor:
-		for i, c := range shapeColumns[:s.cells] {
-			m.Set(shapeOne, c, benchValue, ttl.For(shapeFors[i]))
-		}
-	case mixedFamilies:
-		for i, c := range shapeColumns[:s.cells] {
-			family, life := mixedCell(i)
-			m.Set(family, c, benchValue, life)
-		}
+	for i := range s.cells {
+		family, column, life := s.cell(i)
+		m.Set(family, column, benchValue, life)
+	}
+}
+
+// writeShapeRow writes a row of shape s through a RowWriter.
+func writeShapeRow[W interface {
+	Set(family, column string, value []byte, life ttl.Lifetime)
+}](b W, s *writeShape) {
+	for i := range s.cells {
+		family, column, life := s.cell(i)
+		b.Set(family, column, benchValue, life)
 	}
 }
 
@@ -206,6 +216,22 @@ func (s *writeShape) libWrite(ctx context.Context, tbl *ttl.Table) error {
 	return noErrors(tbl.ApplyBulk(ctx, benchKeys[:s.rows], muts))
 }
 
+// directWrite is the library's other side of s: the row written in
+// ApplyRow, or the rows in ApplyBatch, each change built as it is
+// written, without a recipe.
+func (s *writeShape) directWrite(ctx context.Context, tbl *ttl.Table) error {
+	if s.rows == 0 {
+		return tbl.ApplyRow(ctx, "r", func(r ttl.RowWriter) { writeShapeRow(r, s) })
+	}
+	return noErrors(tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
+		b.Grow(s.rows)
+		for _, key := range benchKeys[:s.rows] {
+			b.Row(key)
+			writeShapeRow(b, s)
+		}
+	}))
+}
+
 // BenchmarkClientWrite runs each shape's pair: impl=raw and impl=ttl, on a
 // TableAPI that sends nothing.
 func BenchmarkClientWrite(b *testing.B) {
@@ -219,47 +245,49 @@ func BenchmarkClientWrite(b *testing.B) {
 			}, func(tbl *ttl.Table) error {
 				return s.libWrite(ctx, tbl)
 			})
+			b.Run("impl=ttl-direct", func(b *testing.B) {
+				tbl := newShapeTable(b, nopTable{}, newClock(base))
+				b.ReportAllocs()
+				defer reportCPU(b)()
+				b.ResetTimer()
+				for range b.N {
+					if err := s.directWrite(ctx, tbl); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		})
 	}
 }
 
-// captureTable is a TableAPI that keeps the mutations handed to it.
-type captureTable struct {
-	bigtable.TableAPI
-	rows []string
-	muts []*bigtable.Mutation
-}
-
-func (c *captureTable) Apply(_ context.Context, row string, m *bigtable.Mutation, _ ...bigtable.ApplyOption) error {
-	c.rows, c.muts = append(c.rows, row), append(c.muts, m)
-	return nil
-}
-
-func (c *captureTable) ApplyBulk(_ context.Context, rows []string, muts []*bigtable.Mutation, _ ...bigtable.ApplyOption) ([]error, error) {
-	c.rows, c.muts = append(c.rows, rows...), append(c.muts, muts...)
-	return nil, nil
-}
-
-// TestShapesMatchHand checks that each shape's two sides hand over the
-// same rows and equal mutations, so that the pairs compare like with like.
+// TestShapesMatchHand checks that each shape's sides hand over the same
+// rows and equal mutations, so that the pairs compare like with like: the
+// library's recipe (Apply, ApplyBulk) and its writers without one
+// (ApplyRow, ApplyBatch) each against the raw side.
 func TestShapesMatchHand(t *testing.T) {
 	ctx := context.Background()
 	for _, s := range shapes() {
 		s := s
 		t.Run(s.name, func(t *testing.T) {
 			clock := newClock(base.Add(123456789 * time.Nanosecond))
-			var raw, lib captureTable
+			var raw ttl.CapturedTable
 			if err := s.rawWrite(ctx, &raw, clock.Now()); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.libWrite(ctx, newShapeTable(t, &lib, clock)); err != nil {
-				t.Fatal(err)
+			if want := max(s.rows, 1); len(raw.Muts) != want {
+				t.Fatalf("the raw side handed over %d mutations, want %d", len(raw.Muts), want)
 			}
-			if want := max(s.rows, 1); len(raw.muts) != want {
-				t.Fatalf("the raw side handed over %d mutations, want %d", len(raw.muts), want)
-			}
-			if !reflect.DeepEqual(raw.rows, lib.rows) || !reflect.DeepEqual(raw.muts, lib.muts) {
-				t.Errorf("the library handed over rows %q, mutations %+v; by hand %q, %+v", lib.rows, lib.muts[0], raw.rows, raw.muts[0])
+			for impl, write := range map[string]func(*ttl.Table) error{
+				"ttl":        func(tbl *ttl.Table) error { return s.libWrite(ctx, tbl) },
+				"ttl-direct": func(tbl *ttl.Table) error { return s.directWrite(ctx, tbl) },
+			} {
+				var lib ttl.CapturedTable
+				if err := write(newShapeTable(t, &lib, clock)); err != nil {
+					t.Fatal(impl, err)
+				}
+				if !reflect.DeepEqual(raw.Rows, lib.Rows) || !reflect.DeepEqual(raw.Muts, lib.Muts) {
+					t.Errorf("impl=%s handed over rows %q, mutations %+v; by hand %q, %+v", impl, lib.Rows, lib.Muts, raw.Rows, raw.Muts[0])
+				}
 			}
 		})
 	}

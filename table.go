@@ -44,7 +44,8 @@ import (
 // goroutines.
 //
 // The Table's methods are in files named for their job: table_write.go
-// (Apply), table_bulk.go (ApplyBulk), table_read.go (ReadRow, ReadRows),
+// (Apply), table_bulk.go (ApplyBulk), table_row.go (ApplyRow),
+// table_batch.go (ApplyBatch), table_read.go (ReadRow, ReadRows),
 // table_rmw.go (ApplyReadModifyWrite).
 type Table struct {
 	tbl        bigtable.TableAPI

@@ -77,10 +77,11 @@ type bulkWriter struct {
 	firstErr error   // the first such request's error
 }
 
-// fail records the error of row i.
+// fail records the error of row i. (ApplyBatch's rows grow as they are
+// written: errs grows with them.)
 func (w *bulkWriter) fail(i int, err error) {
-	if w.errs == nil {
-		w.errs = make([]error, len(w.rows))
+	if len(w.errs) <= i {
+		w.errs = append(w.errs, make([]error, max(len(w.rows), i+1)-len(w.errs))...)
 	}
 	w.errs[i] = err
 }
@@ -115,6 +116,9 @@ func (w *bulkWriter) send(ctx context.Context) {
 // result is ApplyBulk's: the per-row errors, and an error of the call when
 // every request failed.
 func (w *bulkWriter) result() ([]error, error) {
+	if w.errs != nil && len(w.errs) < len(w.rows) {
+		w.errs = append(w.errs, make([]error, len(w.rows)-len(w.errs))...)
+	}
 	if w.groups > 0 && w.failed == w.groups {
 		return w.errs, w.firstErr
 	}

@@ -59,6 +59,17 @@ type writer struct {
 
 func (t *Table) writer(now time.Time) writer { return writer{t: t, now: now} }
 
+// start makes w the writer of a call of t at now, as t.writer makes one,
+// in place: the timestamp it remembers is forgotten, and the strategy it
+// last looked up too unless it was t's (a table's strategies never
+// change).
+func (w *writer) start(t *Table, now time.Time) {
+	if w.t != t {
+		w.t, w.looked, w.s = t, false, nil
+	}
+	w.now, w.stamped = now, false
+}
+
 // newBuilt returns an empty built, its mutation the next of the slab when
 // the writer has one.
 func (w *writer) newBuilt() built {

@@ -111,8 +111,18 @@ func refAddUnmanaged(t *Table, b *built, now time.Time, o flatOp) error {
 	return nil
 }
 
-// record records o in m through the public methods.
-func (o flatOp) record(m *Mutation) {
+// changeWriter is what records or writes changes: a *Mutation, a
+// RowWriter, a *Batch.
+type changeWriter interface {
+	Set(family, column string, value []byte, life Lifetime)
+	Replace(family, column string, value []byte, life Lifetime)
+	DeleteCellsInColumn(family, column string)
+	DeleteCellsInFamily(family string)
+	DeleteRow()
+}
+
+// record records or writes o in m through the public methods.
+func (o flatOp) record(m changeWriter) {
 	switch o.kind {
 	case opSet:
 		m.Set(o.family, o.column, o.value, o.life)

@@ -1,0 +1,190 @@
+package ttl
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"cloud.google.com/go/bigtable"
+)
+
+// ApplyRow reads the clock once, then calls fill, which writes the
+// changes of row through the RowWriter it is given; they are applied
+// atomically, as Apply applies a Mutation, with the timestamps their
+// lifetimes give at that one reading. It is Apply without a recipe: a
+// change is built into the row's bigtable.Mutation as fill writes it,
+// checked and stamped exactly as Apply would build it from a Mutation,
+// so a write costs what building it by hand costs (docs/benchmarks.md).
+// Prefer it where a row's cells have lifetimes of their own or are many;
+// Apply takes a Mutation made elsewhere, and only Apply takes a
+// conditional one.
+//
+// The first invalid change is the call's error, and nothing is sent. A
+// fill that runs long writes lifetimes counted from the call's start:
+// a For cell then lives that much less than its duration, never more.
+func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), opts ...bigtable.ApplyOption) error {
+	if err := t.check(ctx, "ApplyRow"); err != nil {
+		return err
+	}
+	if fill == nil {
+		return fmt.Errorf("%w: ApplyRow: nil fill function", ErrNilArgument)
+	}
+	st := rowStates.Get().(*rowState)
+	st.w.start(t, t.now())
+	st.cur, st.open = newBuilt(), true
+	fill(RowWriter{st, st.gen})
+	b, err := st.cur, st.err
+	st.release()
+	rowStates.Put(st)
+	switch {
+	case err != nil:
+		return err
+	case b.n == 0:
+		return fmt.Errorf("%w: ApplyRow: row %q has no changes", ErrInvalidMutation, row)
+	}
+	return t.tbl.Apply(ctx, row, b.m, opts...)
+}
+
+// rowStates holds the states of ApplyRow calls between calls, so that a
+// call allocates only its bigtable.Mutation, as the raw client's write
+// does. A state's generation tells a RowWriter of an ended call from one
+// of the call using it now.
+var rowStates = sync.Pool{New: func() any { return new(rowState) }}
+
+// A RowWriter writes the changes of the row of an ApplyRow call,
+// building each into the row's bigtable.Mutation as it is written, at the
+// call's reading of the clock. Its methods write what the Mutation
+// methods of the same names record, checked and stamped as Apply would
+// build them. The first invalid change is the call's error; the changes
+// after it are ignored.
+//
+// A RowWriter is valid only inside its call's fill function, on that
+// goroutine; after fill returns, its methods do nothing. Values are not
+// copied: do not modify a value slice until the call has returned.
+type RowWriter struct {
+	st  *rowState
+	gen uint64 // st's generation when the call began
+}
+
+// state returns the state the writer writes to, or nil once its call has
+// ended (or for the zero RowWriter).
+func (r RowWriter) state() *rowState {
+	if r.st == nil || r.st.gen != r.gen {
+		return nil
+	}
+	return r.st
+}
+
+// Set writes value to family:column with the given lifetime, as
+// Mutation.Set records it.
+func (r RowWriter) Set(family, column string, value []byte, life Lifetime) {
+	r.state().set(family, column, value, life)
+}
+
+// Replace deletes every cell of family:column and then writes value with
+// the given lifetime, as Mutation.Replace records it.
+func (r RowWriter) Replace(family, column string, value []byte, life Lifetime) {
+	r.state().add(opReplace, family, column, value, life)
+}
+
+// Add adds delta to the counter family:column, in the window of w that
+// holds the call's now, as Mutation.Add records it.
+func (r RowWriter) Add(family, column string, delta int64, w Window) {
+	r.state().addCounter(family, column, delta, w)
+}
+
+// DeleteCellsInColumn deletes every cell of family:column.
+func (r RowWriter) DeleteCellsInColumn(family, column string) {
+	r.state().add(opDeleteColumn, family, column, nil, Default)
+}
+
+// DeleteCellsInFamily deletes every cell of family in the row.
+func (r RowWriter) DeleteCellsInFamily(family string) {
+	r.state().add(opDeleteFamily, family, "", nil, Default)
+}
+
+// DeleteRow deletes the whole row.
+func (r RowWriter) DeleteRow() {
+	r.state().add(opDeleteRow, "", "", nil, Default)
+}
+
+// A rowState is the row being written by an ApplyRow call, or the current
+// row of an ApplyBatch call.
+type rowState struct {
+	w      writer // the call's now; in a batch, the slab of the rows' mutations
+	cur    built  // the row being written
+	err    error  // its first invalid change
+	open   bool   // whether a row is being written
+	done   bool   // the batch has ended, or was misused
+	misuse error  // a batch's change before any Row: nothing is sent
+	gen    uint64 // ApplyRow's: the calls this state has served
+}
+
+// release ends an ApplyRow call's use of st: handles to its row now do
+// nothing, and st keeps neither the call's mutation nor its error while
+// it waits in rowStates; it keeps the table and the strategy its writer
+// last looked up, so that the next call on the table needs no lookup.
+func (st *rowState) release() {
+	st.gen++
+	st.cur, st.err, st.open = built{}, nil, false
+}
+
+// writable reports whether a change written now would be built: not on
+// a nil state (a RowWriter of an ended call), nor after a batch has ended
+// or before its first Row (which misuses it: nothing is sent), nor once
+// the row has an error.
+func (st *rowState) writable() bool {
+	switch {
+	case st == nil || st.done:
+		return false
+	case !st.open:
+		st.misuse = fmt.Errorf("%w: ApplyBatch: a change written before any Batch.Row; nothing was sent", ErrInvalidMutation)
+		st.done = true
+		return false
+	}
+	return st.err == nil
+}
+
+// add builds one change into the row, as a recipe's run of that one
+// change would be built, so that it is checked, stamped and refused
+// exactly as a Mutation's would be.
+func (st *rowState) add(kind mutationKind, family, column string, value []byte, life Lifetime) {
+	if !st.writable() {
+		return
+	}
+	var r run
+	r.start(kind, family, life)
+	c := [1]change{{column: column, value: value}}
+	if err := st.w.addRun(&st.cur, &r, c[:]); err != nil {
+		st.err = err
+	}
+}
+
+// set builds a Set into the row. A Set in a managed family of cells
+// without write-time companions is built here, as writer.addRun builds a run of Sets (a timestamp the
+// writer computes or remembers, and the range it supersedes); any other,
+// and any whose timestamp is refused, is built by add, which gives its
+// error.
+func (st *rowState) set(family, column string, value []byte, life Lifetime) {
+	if st != nil && st.open && !st.done && st.err == nil {
+		w := &st.w
+		w.lookup(family)
+		if w.managed && !w.counter && !bool(w.t.companions) {
+			if ts, old, supersede, err := w.stamp(w.s, family, column, life); err == nil {
+				if supersede {
+					st.cur.deleteRange(family, column, old.Lo, old.Hi) // Hi 0: no end
+				}
+				st.cur.set(family, column, ts, value)
+				return
+			}
+		}
+	}
+	st.add(opSet, family, column, value, life)
+}
+
+// addCounter builds an Add into the row.
+func (st *rowState) addCounter(family, column string, delta int64, w Window) {
+	if st.writable() {
+		st.add(opAdd, family, column, encodeAdd(delta, w), Default)
+	}
+}

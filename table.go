@@ -51,8 +51,9 @@ type Table struct {
 	tbl        bigtable.TableAPI
 	now        func() time.Time
 	managed    map[string]Strategy
-	few        []namedStrategy // managed again, when they are few: a scan beats the map
-	others     map[string]bool // declared unmanaged families; nil when undeclared
+	few        []familyRule           // managed again for writes, when they are few: a scan beats a map
+	byName     map[string]*familyRule // or else in a map
+	others     map[string]bool        // declared unmanaged families; nil when undeclared
 	margin     time.Duration
 	companions companions // RecordWriteTime
 	plan       readPlan
@@ -98,7 +99,13 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 	}
 	if len(managed) <= 4 {
 		for name, s := range managed {
-			t.few = append(t.few, namedStrategy{name, s})
+			t.few = append(t.few, newFamilyRule(name, s))
+		}
+	} else {
+		t.byName = make(map[string]*familyRule, len(managed))
+		for name, s := range managed {
+			f := newFamilyRule(name, s)
+			t.byName[name] = &f
 		}
 	}
 	t.margin = c.margin
@@ -111,24 +118,39 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 	return t, nil
 }
 
-type namedStrategy struct {
-	name string
-	s    Strategy
+// A familyRule is a managed family as writes look it up: its strategy,
+// and what its rule tells a writer.
+type familyRule struct {
+	name     string
+	s        Strategy
+	time     rules.Time // the rule's, when timed
+	timed    bool       // a time rule
+	counter  bool       // a Counter family
+	versions bool       // SequenceNumbers
 }
 
-// strategy returns the strategy of family, and false for a family without
-// one.
-func (t *Table) strategy(family string) (Strategy, bool) {
-	if t.few == nil {
-		s, ok := t.managed[family]
-		return s, ok
+func newFamilyRule(name string, s Strategy) familyRule {
+	f := familyRule{name: name, s: s}
+	switch r := s.rule(); r.Kind {
+	case rules.ByTime:
+		f.time, f.timed, f.counter = r.Time, true, r.Counter
+	case rules.ByVersions:
+		f.versions = true
 	}
-	for _, f := range t.few {
-		if f.name == family {
-			return f.s, true
+	return f
+}
+
+// family returns family's rule, or nil for a family without a strategy.
+func (t *Table) family(family string) *familyRule {
+	if t.byName != nil {
+		return t.byName[family]
+	}
+	for i := range t.few {
+		if f := &t.few[i]; f.name == family {
+			return f
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // check reports a call the table cannot make: on a Table not made by

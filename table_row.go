@@ -168,9 +168,8 @@ func (st *rowState) add(kind mutationKind, family, column string, value []byte, 
 func (st *rowState) set(family, column string, value []byte, life Lifetime) {
 	if st != nil && st.open && !st.done && st.err == nil {
 		w := &st.w
-		w.lookup(family)
-		if w.managed && !w.counter && !bool(w.t.companions) {
-			if ts, old, supersede, err := w.stamp(w.s, family, column, life); err == nil {
+		if s, managed := w.lookup(family); managed && !w.f.counter && !bool(w.t.companions) {
+			if ts, old, supersede, err := w.stamp(s, family, column, life); err == nil {
 				if supersede {
 					st.cur.deleteRange(family, column, old.Lo, old.Hi) // Hi 0: no end
 				}

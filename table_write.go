@@ -37,13 +37,9 @@ type writer struct {
 	t   *Table
 	now time.Time
 
-	looked  bool     // whether family is set
-	family  string   // the family last looked up
-	s       Strategy // its strategy; nil for a family without one
-	managed bool
-	rule    rules.Time // s's, when timed
-	timed   bool
-	counter bool // the family is a Counter family
+	looked bool        // whether family is set
+	family string      // the family last looked up
+	f      *familyRule // its rule; nil for a family without a strategy
 
 	stamped   bool // whether the fields below are life's in family
 	life      Lifetime
@@ -65,7 +61,7 @@ func (t *Table) writer(now time.Time) writer { return writer{t: t, now: now} }
 // change).
 func (w *writer) start(t *Table, now time.Time) {
 	if w.t != t {
-		w.t, w.looked, w.s = t, false, nil
+		w.t, w.looked, w.f = t, false, nil
 	}
 	w.now, w.stamped = now, false
 }
@@ -178,16 +174,13 @@ func (w *writer) buildCond(m *Mutation, nested bool) (built, error) {
 // one.
 func (w *writer) lookup(family string) (Strategy, bool) {
 	if !w.looked || family != w.family {
-		w.s, w.managed = w.t.strategy(family)
-		w.rule, w.timed, w.counter = rules.Time{}, false, false
-		if w.managed {
-			if r := w.s.rule(); r.Kind == rules.ByTime {
-				w.rule, w.timed, w.counter = r.Time, true, r.Counter
-			}
-		}
+		w.f = w.t.family(family)
 		w.looked, w.family, w.stamped = true, family, false
 	}
-	return w.s, w.managed
+	if w.f == nil {
+		return nil, false
+	}
+	return w.f.s, true
 }
 
 // stamp returns the timestamp of a cell of family (whose strategy is s)
@@ -197,13 +190,21 @@ func (w *writer) stamp(s Strategy, family, column string, life Lifetime) (ts big
 	if w.stamped && life == w.life {
 		return w.ts, w.old, w.supersede, nil
 	}
-	if w.timed && w.t.margin == 0 {
+	f := w.f
+	if f.timed && w.t.margin == 0 {
 		// What s.Timestamp returns first, without its checks and calls;
 		// a time strategy supersedes nothing.
-		if ts, ok := quickTimestamp(w.rule, w.now, life); ok {
+		if ts, ok := quickTimestamp(f.time, w.now, life); ok {
 			w.stamped, w.life, w.ts, w.old, w.supersede = true, life, ts, rules.Range{}, false
 			return ts, rules.Range{}, false, nil
 		}
+	}
+	if f.versions && life.kind == lifeVersion && life.n >= 0 && life.n <= maxSequence {
+		// What sequenceNumbers.Timestamp returns, which supersedes
+		// nothing and never expires (so the read margin has no say).
+		ts = bigtable.Timestamp(life.n * 1000)
+		w.stamped, w.life, w.ts, w.old, w.supersede = true, life, ts, rules.Range{}, false
+		return ts, rules.Range{}, false, nil
 	}
 	ts, err = w.t.stamp(s, w.now, life, family, column)
 	if err != nil {
@@ -237,7 +238,7 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 		return w.addCounters(b, family, changes)
 	case !managed:
 		return w.t.addUnmanaged(b, w.now, r, changes)
-	case w.counter && (r.kind == opSet || r.kind == opReplace):
+	case w.f.counter && (r.kind == opSet || r.kind == opReplace):
 		return fmt.Errorf("%w: a Set or Replace in the counter family %q, whose cells are sums (column %q); add to them with Mutation.Add",
 			ErrCounter, family, changes[0].column)
 	}
@@ -295,7 +296,7 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 // An increment whose window has expired (within the read margin) is
 // refused, as a Set born expired is.
 func (w *writer) addCounters(b *built, family string, changes []change) error {
-	if !w.counter {
+	if w.f == nil || !w.f.counter {
 		return fmt.Errorf("%w: an Add to %q, which is not a Counter family (column %q): a counter needs an aggregate family; declare it with ttl.Counter",
 			ErrCounter, family, changes[0].column)
 	}
@@ -317,7 +318,7 @@ func (w *writer) addCounters(b *built, family string, changes []change) error {
 					ErrExpired, win, expiry.UTC().Format(time.RFC3339Nano), w.t.margin, w.now.UTC().Format(time.RFC3339Nano), family, o.column)
 			}
 			var err error
-			if ts, err = win.stamp(w.rule, start); err != nil {
+			if ts, err = win.stamp(w.f.time, start); err != nil {
 				return fmt.Errorf("%w (family %q, column %q)", err, family, o.column)
 			}
 			last = win

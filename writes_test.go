@@ -165,3 +165,35 @@ func TestDeletes(t *testing.T) {
 	require.NoError(t, tbl.Apply(ctx, "r", del))
 	assert.Empty(t, read())
 }
+
+// TestWritesInManyFamilies checks writes on a table of more managed
+// families than writes scan for (they look them up in a map): each
+// family's cells are stamped by its own strategy, and a family without a
+// strategy is still told apart.
+func TestWritesInManyFamilies(t *testing.T) {
+	ctx := context.Background()
+	clock := newClock(base)
+	families := map[string]ttl.Strategy{
+		"a": ttl.OneSecond(), "b": ttl.DefaultExpiration(time.Hour), "c": ttl.SequenceNumbers(2),
+		"d": ttl.OneSecond(), "e": ttl.DefaultExpiration(2 * time.Hour),
+	}
+	tbl, raw := newTable(t, clock, families, []string{"u"})
+	require.NoError(t, tbl.ApplyRow(ctx, "r", func(r ttl.RowWriter) {
+		r.Set("a", "x", nil, ttl.For(time.Minute))
+		r.Set("b", "x", nil, ttl.Default)
+		r.Set("c", "x", nil, ttl.Version(9))
+		r.Set("d", "x", nil, ttl.For(time.Hour))
+		r.Set("e", "x", nil, ttl.For(time.Hour))
+		r.Set("u", "x", nil, ttl.Default)
+	}))
+	assert.Equal(t, []cell{
+		{"a:x", "", ms(base.Add(time.Minute))},
+		{"b:x", "", ms(base)},
+		{"c:x", "", bigtable.Timestamp(9000)},
+		{"d:x", "", ms(base.Add(time.Hour))},
+		{"e:x", "", ms(base.Add(-time.Hour))},
+		{"u:x", "", ms(base)},
+	}, cells(rawRow(t, raw, "r")))
+	err := tbl.Apply(ctx, "r", set("u", "x", "v", ttl.For(time.Hour)))
+	assert.ErrorIs(t, err, ttl.ErrLifetime, "u has no strategy")
+}

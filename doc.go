@@ -44,6 +44,17 @@
 //	…
 //	row, err := tbl.ReadRow(ctx, "customer#42") // live cells only
 //
+// Or write without a recipe, each change built as it is written at the
+// call's one reading of the clock: [Table.ApplyRow] for a row,
+// [Table.ApplyBatch] for rows in a loop. They cost what building the
+// mutations by hand costs; a recipe costs its memory, which matters where
+// many are kept (ApplyBulk) or a row's cells each have their own lifetime:
+//
+//	err = tbl.ApplyRow(ctx, "customer#42", func(r ttl.RowWriter) {
+//		r.Set("sess", "token", token, ttl.For(15*time.Minute))
+//		r.Set("sess", "refresh", refresh, ttl.For(30*24*time.Hour))
+//	})
+//
 // # Choosing a strategy
 //
 // OneSecond gives every cell any lifetime, but a cell stamped with the

@@ -39,8 +39,8 @@ func (t *Table) ApplyBatch(ctx context.Context, fill func(*Batch), opts ...bigta
 	b.st.w = t.writer(t.now())
 	fill(b)
 	b.end()
-	if b.st.misuse != nil {
-		return nil, b.st.misuse
+	if b.misuse != nil {
+		return nil, b.misuse
 	}
 	return b.bulk.result()
 }
@@ -55,52 +55,81 @@ func (t *Table) ApplyBatch(ctx context.Context, fill func(*Batch), opts ...bigta
 // goroutine; after fill returns, its methods do nothing. Values are not
 // copied: do not modify a value slice until the call has returned.
 type Batch struct {
-	st    rowState
-	ctx   context.Context
-	bulk  bulkWriter
-	keys  []string // the rows' keys, in order
-	slabs int      // slabs of mutations allocated, to size the next
+	st     rowState
+	ctx    context.Context
+	bulk   bulkWriter
+	keys   []string // the rows' keys, in order
+	slabs  int      // slabs of mutations allocated, to size the next
+	done   bool     // fill has returned, or the batch was misused
+	misuse error    // a change before any Row: nothing is sent
+}
+
+// ready reports whether the batch takes a change now: not once it has
+// ended, nor before its first Row, which misuses it: then nothing is
+// sent.
+func (b *Batch) ready() bool {
+	switch {
+	case b.done:
+		return false
+	case !b.st.open:
+		b.misuse = fmt.Errorf("%w: ApplyBatch: a change written before any Batch.Row; nothing was sent", ErrInvalidMutation)
+		b.done = true
+		return false
+	}
+	return true
 }
 
 // Set writes value to family:column of the current row with the given
 // lifetime, as Mutation.Set records it.
 func (b *Batch) Set(family, column string, value []byte, life Lifetime) {
-	b.st.set(family, column, value, life)
+	if b.ready() {
+		b.st.set(family, column, value, life)
+	}
 }
 
 // Replace deletes every cell of family:column of the current row and then
 // writes value with the given lifetime, as Mutation.Replace records it.
 func (b *Batch) Replace(family, column string, value []byte, life Lifetime) {
-	b.st.add(opReplace, family, column, value, life)
+	if b.ready() {
+		b.st.add(opReplace, family, column, value, life)
+	}
 }
 
 // Add adds delta to the counter family:column of the current row, in the
 // window of w that holds the call's now, as Mutation.Add records it.
 func (b *Batch) Add(family, column string, delta int64, w Window) {
-	b.st.addCounter(family, column, delta, w)
+	if b.ready() {
+		b.st.addCounter(family, column, delta, w)
+	}
 }
 
 // DeleteCellsInColumn deletes every cell of family:column of the current
 // row.
 func (b *Batch) DeleteCellsInColumn(family, column string) {
-	b.st.add(opDeleteColumn, family, column, nil, Default)
+	if b.ready() {
+		b.st.add(opDeleteColumn, family, column, nil, Default)
+	}
 }
 
 // DeleteCellsInFamily deletes every cell of family in the current row.
 func (b *Batch) DeleteCellsInFamily(family string) {
-	b.st.add(opDeleteFamily, family, "", nil, Default)
+	if b.ready() {
+		b.st.add(opDeleteFamily, family, "", nil, Default)
+	}
 }
 
 // DeleteRow deletes the current row.
 func (b *Batch) DeleteRow() {
-	b.st.add(opDeleteRow, "", "", nil, Default)
+	if b.ready() {
+		b.st.add(opDeleteRow, "", "", nil, Default)
+	}
 }
 
 // Grow makes room for n more rows, so that writing them allocates nothing
 // for the batch's own bookkeeping (as strings.Builder.Grow does). It is
 // only a hint; n ≤ 0 does nothing.
 func (b *Batch) Grow(n int) {
-	if b.st.done || n <= 0 {
+	if b.done || n <= 0 {
 		return
 	}
 	b.keys = growCap(b.keys, n)
@@ -120,7 +149,7 @@ func growCap[E any](s []E, n int) []E {
 // Row ends the row being written, if any, and starts the row with the
 // given key.
 func (b *Batch) Row(key string) {
-	if b.st.done {
+	if b.done {
 		return
 	}
 	b.endRow()
@@ -165,10 +194,10 @@ func (b *Batch) endRow() {
 // end ends the batch when fill has returned: its last row is ended and
 // the group sent, unless the batch was misused.
 func (b *Batch) end() {
-	if b.st.misuse == nil {
+	if b.misuse == nil {
 		b.endRow()
 		b.bulk.rows = b.keys
 		b.bulk.send(b.ctx)
 	}
-	b.st.done = true
+	b.done = true
 }

@@ -108,16 +108,14 @@ func (r RowWriter) DeleteRow() {
 	r.state().add(opDeleteRow, "", "", nil, Default)
 }
 
-// A rowState is the row being written by an ApplyRow call, or the current
-// row of an ApplyBatch call.
+// A rowState is a row being written without a recipe: the row of an
+// ApplyRow call, or each row of an ApplyBatch call in turn.
 type rowState struct {
-	w      writer // the call's now; in a batch, the slab of the rows' mutations
-	cur    built  // the row being written
-	err    error  // its first invalid change
-	open   bool   // whether a row is being written
-	done   bool   // the batch has ended, or was misused
-	misuse error  // a batch's change before any Row: nothing is sent
-	gen    uint64 // ApplyRow's: the calls this state has served
+	w    writer // the call's now (and, for many rows, the slab of their mutations)
+	cur  built  // the row being written
+	err  error  // its first invalid change
+	open bool   // whether a row is being written
+	gen  uint64 // ApplyRow's: the calls this state has served
 }
 
 // release ends an ApplyRow call's use of st: handles to its row now do
@@ -130,20 +128,9 @@ func (st *rowState) release() {
 }
 
 // writable reports whether a change written now would be built: not on
-// a nil state (a RowWriter of an ended call), nor after a batch has ended
-// or before its first Row (which misuses it: nothing is sent), nor once
-// the row has an error.
-func (st *rowState) writable() bool {
-	switch {
-	case st == nil || st.done:
-		return false
-	case !st.open:
-		st.misuse = fmt.Errorf("%w: ApplyBatch: a change written before any Batch.Row; nothing was sent", ErrInvalidMutation)
-		st.done = true
-		return false
-	}
-	return st.err == nil
-}
+// a nil state (a RowWriter of an ended call), nor when no row is being
+// written, nor once the row has an error.
+func (st *rowState) writable() bool { return st != nil && st.open && st.err == nil }
 
 // add builds one change into the row, as a recipe's run of that one
 // change would be built, so that it is checked, stamped and refused
@@ -161,12 +148,12 @@ func (st *rowState) add(kind mutationKind, family, column string, value []byte, 
 }
 
 // set builds a Set into the row. A Set in a managed family of cells
-// without write-time companions is built here, as writer.addRun builds a run of Sets (a timestamp the
-// writer computes or remembers, and the range it supersedes); any other,
-// and any whose timestamp is refused, is built by add, which gives its
-// error.
+// without write-time companions is built here, as writer.addRun builds a
+// run of Sets (a timestamp the writer computes or remembers, and the
+// range it supersedes); any other, and any whose timestamp is refused,
+// is built by add, which gives its error.
 func (st *rowState) set(family, column string, value []byte, life Lifetime) {
-	if st != nil && st.open && !st.done && st.err == nil {
+	if st.writable() {
 		w := &st.w
 		if s, managed := w.lookup(family); managed && !w.f.counter && !bool(w.t.companions) {
 			if ts, old, supersede, err := w.stamp(s, family, column, life); err == nil {

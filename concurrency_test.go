@@ -70,3 +70,77 @@ func TestConcurrentUse(t *testing.T) {
 	}))
 	assert.Equal(t, 5, rows)
 }
+
+// TestConcurrentApplyRow runs ApplyRow and ApplyBatch on one Table from
+// many goroutines at once, each writing its own values, and checks that
+// every call handed over its own cells and no other call's: the states
+// ApplyRow takes from its pool are never shared. Run it with -race.
+func TestConcurrentApplyRow(t *testing.T) {
+	ctx := context.Background()
+	api := &syncCapture{}
+	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond(), "v": ttl.SequenceNumbers(2)}, ttl.WithClock(newClock(base).Now))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				key := fmt.Sprintf("g%d-%d", g, i)
+				if i%2 == 0 {
+					assert.NoError(t, tbl.ApplyRow(ctx, key, func(r ttl.RowWriter) {
+						r.Set("f", "c", []byte(key), ttl.For(time.Duration(g+1)*time.Minute))
+						r.Set("v", "c", []byte(key), ttl.Version(int64(i)))
+					}))
+					continue
+				}
+				_, err := tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
+					b.Row(key)
+					b.Set("f", "c", []byte(key), ttl.For(time.Duration(g+1)*time.Minute))
+					b.Set("v", "c", []byte(key), ttl.Version(int64(i)))
+				})
+				assert.NoError(t, err)
+			}
+		}(g)
+	}
+	wg.Wait()
+	require.Len(t, api.muts, 8*200)
+	for key, m := range api.muts {
+		want := bigtable.NewMutation()
+		var g, i int
+		_, err := fmt.Sscanf(key, "g%d-%d", &g, &i)
+		require.NoError(t, err)
+		want.Set("f", "c", bigtable.Time(base.Add(time.Duration(g+1)*time.Minute)), []byte(key))
+		want.Set("v", "c", bigtable.Timestamp(i*1000), []byte(key))
+		assert.Equal(t, want, m, key)
+	}
+}
+
+// syncCapture is a TableAPI that keeps, safely for many goroutines, the
+// mutation handed over for each row.
+type syncCapture struct {
+	bigtable.TableAPI
+	mu   sync.Mutex
+	muts map[string]*bigtable.Mutation
+}
+
+func (c *syncCapture) keep(row string, m *bigtable.Mutation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.muts == nil {
+		c.muts = map[string]*bigtable.Mutation{}
+	}
+	c.muts[row] = m
+}
+
+func (c *syncCapture) Apply(_ context.Context, row string, m *bigtable.Mutation, _ ...bigtable.ApplyOption) error {
+	c.keep(row, m)
+	return nil
+}
+
+func (c *syncCapture) ApplyBulk(_ context.Context, rows []string, muts []*bigtable.Mutation, _ ...bigtable.ApplyOption) ([]error, error) {
+	for i, row := range rows {
+		c.keep(row, muts[i])
+	}
+	return nil, nil
+}

@@ -198,13 +198,10 @@ var badCalls = []badCall{
 	{"ApplyRow with a bad change", nil, func(x *badFixture) error {
 		return x.tbl.ApplyRow(x.ctx, "r", func(r ttl.RowWriter) { r.Set("sess", "c", nil, ttl.For(-time.Second)) })
 	}, ttl.ErrExpired},
-	{"ApplyBatch change before any Row", nil, func(x *badFixture) error {
-		return firstErr(x.tbl.ApplyBatch(x.ctx, func(b *ttl.Batch) { b.Set("sess", "c", nil, ttl.For(time.Hour)) }))
-	}, ttl.ErrInvalidMutation},
 	{"ApplyBatch row with no changes", nil, func(x *badFixture) error {
-		return firstErr(x.tbl.ApplyBatch(x.ctx, func(b *ttl.Batch) { b.Row("r") }))
+		return firstErr(x.tbl.ApplyBatch(x.ctx, []string{"r"}, func(int, ttl.RowWriter) {}))
 	}, ttl.ErrInvalidMutation},
-	{"ApplyBatch with a nil function", nil, func(x *badFixture) error { return firstErr(x.tbl.ApplyBatch(x.ctx, nil)) }, ttl.ErrNilArgument},
+	{"ApplyBatch with a nil function", nil, func(x *badFixture) error { return firstErr(x.tbl.ApplyBatch(x.ctx, []string{"r"}, nil)) }, ttl.ErrNilArgument},
 	{"nil row set", nil, func(x *badFixture) error { return x.tbl.ReadRows(x.ctx, nil, func(bigtable.Row) bool { return true }) }, ttl.ErrNilArgument},
 	{"nil callback", nil, func(x *badFixture) error { return x.tbl.ReadRows(x.ctx, bigtable.InfiniteRange(""), nil) }, ttl.ErrNilArgument},
 }

@@ -146,15 +146,9 @@ func TestApplyBatchMatchesApplyBulk(t *testing.T) {
 				wantErrs, wantErr := tbl.ApplyBulk(ctx, keys, muts)
 				wantRows, wantMuts := api.Rows, api.Muts
 				api.Rows, api.Muts = nil, nil
-				errs, err := tbl.ApplyBatch(ctx, func(b *Batch) {
-					if r.IntN(2) == 0 {
-						b.Grow(r.IntN(len(rows) + 2))
-					}
-					for j, ops := range rows {
-						b.Row(keys[j])
-						for _, o := range ops {
-							o.record(b)
-						}
+				errs, err := tbl.ApplyBatch(ctx, keys, func(j int, w RowWriter) {
+					for _, o := range rows[j] {
+						o.record(w)
 					}
 				})
 				if !sameError(err, wantErr, false) || len(errs) != len(wantErrs) {
@@ -207,10 +201,9 @@ func TestDirectAddMatchesRecipe(t *testing.T) {
 		}
 
 		api.Muts = nil
-		errs, err := tbl.ApplyBatch(ctx, func(b *Batch) {
-			b.Row("r")
-			b.Add(add.family, "n", 3, add.w)
-			b.Add(add.family, "n", 4, add.w)
+		errs, err := tbl.ApplyBatch(ctx, []string{"r"}, func(_ int, w RowWriter) {
+			w.Add(add.family, "n", 3, add.w)
+			w.Add(add.family, "n", 4, add.w)
 		})
 		var rowErr error
 		if errs != nil {

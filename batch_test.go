@@ -105,21 +105,24 @@ func TestApplyBatch(t *testing.T) {
 	clock := newClock(base)
 	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, []string{"u"})
 	before := clock.Reads()
-	errs, err := tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
-		b.Grow(4)
-		b.Row("r0")
-		b.Set("f", "c", []byte("0"), ttl.For(time.Minute))
-		b.Set("u", "c", []byte("0"), ttl.Default)
-		b.Row("r1")
-		b.Set("f", "c", []byte("1"), ttl.For(time.Hour))
-		b.Set("f", "d", []byte("1"), ttl.Until(base.Add(-time.Second)))
-		b.Row("r2")
-		b.Row("r3")
-		b.Replace("f", "c", []byte("3"), ttl.For(time.Hour))
-		b.DeleteCellsInColumn("f", "old")
-		b.DeleteCellsInFamily("u")
+	var order []int
+	errs, err := tbl.ApplyBatch(ctx, []string{"r0", "r1", "r2", "r3"}, func(i int, w ttl.RowWriter) {
+		order = append(order, i)
+		switch i {
+		case 0:
+			w.Set("f", "c", []byte("0"), ttl.For(time.Minute))
+			w.Set("u", "c", []byte("0"), ttl.Default)
+		case 1:
+			w.Set("f", "c", []byte("1"), ttl.For(time.Hour))
+			w.Set("f", "d", []byte("1"), ttl.Until(base.Add(-time.Second)))
+		case 3:
+			w.Replace("f", "c", []byte("3"), ttl.For(time.Hour))
+			w.DeleteCellsInColumn("f", "old")
+			w.DeleteCellsInFamily("u")
+		}
 	})
 	require.NoError(t, err)
+	assert.Equal(t, []int{0, 1, 2, 3}, order, "fill is called for each row, in order")
 	assert.Equal(t, 1, clock.Reads()-before, "clock reads in ApplyBatch")
 	require.Len(t, errs, 4)
 	assert.NoError(t, errs[0])
@@ -133,47 +136,42 @@ func TestApplyBatch(t *testing.T) {
 	assert.Empty(t, cells(rawRow(t, raw, "r1")), "a row with an invalid change is not sent")
 	assert.Equal(t, []cell{{"f:c", "3", ms(base.Add(time.Hour))}}, cells(rawRow(t, raw, "r3")))
 
-	errs, err = tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
-		b.Row("r4")
-		b.DeleteRow()
-	})
+	errs, err = tbl.ApplyBatch(ctx, []string{"r4"}, func(_ int, w ttl.RowWriter) { w.DeleteRow() })
 	require.NoError(t, err)
 	assert.Nil(t, errs, "every row written")
 }
 
-// TestApplyBatchRefused checks that a change written before any Row
-// refuses the whole batch, sending nothing, that a nil function, context
-// or table is refused, and that a Batch kept after its call does nothing.
+// TestApplyBatchRefused checks that a nil function, context or table is
+// refused, that no rows send nothing, and that a row's writer kept past
+// its row writes nothing, neither to its own row nor to a later one.
 func TestApplyBatchRefused(t *testing.T) {
 	ctx := context.Background()
 	tbl, rec, raw := recordedTable(t)
-	errs, err := tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
-		b.Set("f", "c", []byte("v"), ttl.For(time.Hour))
-		b.Row("r")
-		b.Set("f", "c", []byte("v"), ttl.For(time.Hour))
-	})
-	require.ErrorIs(t, err, ttl.ErrInvalidMutation)
-	assert.Contains(t, err.Error(), "before any Batch.Row; nothing was sent")
+	_, err := tbl.ApplyBatch(ctx, []string{"r"}, nil)
+	assert.ErrorIs(t, err, ttl.ErrNilArgument)
+	_, err = tbl.ApplyBatch(nil, []string{"r"}, func(int, ttl.RowWriter) {}) //lint:ignore SA1012 a nil context is the input under test
+	assert.ErrorIs(t, err, ttl.ErrNilArgument)
+	_, err = (*ttl.Table)(nil).ApplyBatch(ctx, []string{"r"}, func(int, ttl.RowWriter) {})
+	assert.ErrorIs(t, err, ttl.ErrNilArgument)
+	errs, err := tbl.ApplyBatch(ctx, nil, func(int, ttl.RowWriter) { t.Error("fill called for no rows") })
+	assert.NoError(t, err)
 	assert.Nil(t, errs)
-
-	_, err = tbl.ApplyBatch(ctx, nil)
-	assert.ErrorIs(t, err, ttl.ErrNilArgument)
-	_, err = tbl.ApplyBatch(nil, func(*ttl.Batch) {}) //lint:ignore SA1012 a nil context is the input under test
-	assert.ErrorIs(t, err, ttl.ErrNilArgument)
-	_, err = (*ttl.Table)(nil).ApplyBatch(ctx, func(*ttl.Batch) {})
-	assert.ErrorIs(t, err, ttl.ErrNilArgument)
 	assert.Empty(t, rec.Calls(), "nothing was sent")
 
-	var kept *ttl.Batch
-	errs, err = tbl.ApplyBatch(ctx, func(b *ttl.Batch) { kept = b })
-	assert.NoError(t, err)
-	assert.Nil(t, errs, "no rows, nothing to report")
-	kept.Row("late")
-	kept.Set("f", "c", []byte("v"), ttl.For(time.Hour))
-	kept.Add("f", "c", 1, ttl.Window{Size: time.Minute})
-	kept.Grow(10)
-	assert.Empty(t, rec.Calls(), "an empty batch sends nothing, a kept one neither")
-	assert.Empty(t, cells(rawRow(t, raw, "late")))
+	var kept ttl.RowWriter
+	errs, err = tbl.ApplyBatch(ctx, []string{"a", "b"}, func(i int, w ttl.RowWriter) {
+		if i == 0 {
+			kept = w
+		} else {
+			kept.Set("f", "stale", []byte("x"), ttl.For(time.Hour))
+		}
+		w.Set("f", "c", []byte{byte('a' + i)}, ttl.For(time.Hour))
+	})
+	require.NoError(t, err)
+	assert.Nil(t, errs)
+	kept.Set("f", "after", []byte("x"), ttl.For(time.Hour))
+	assert.Equal(t, []cell{{"f:c", "a", ms(base.Add(time.Hour))}}, cells(rawRow(t, raw, "a")))
+	assert.Equal(t, []cell{{"f:c", "b", ms(base.Add(time.Hour))}}, cells(rawRow(t, raw, "b")), "the kept writer wrote nothing into the next row")
 }
 
 // TestApplyBatchGroups checks that ApplyBatch sends rows in the client's
@@ -184,20 +182,23 @@ func TestApplyBatchGroups(t *testing.T) {
 	api := &failFirst{}
 	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
 	require.NoError(t, err)
-	var sentWhileWriting int
-	errs, err := tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
-		for i := range 100_003 {
-			b.Row("r")
-			if i != 7 { // row 7 is empty: not sent, its own error
-				b.Set("f", "c", []byte("v"), ttl.For(time.Hour))
-			}
+	rows := make([]string, 100_003)
+	for i := range rows {
+		rows[i] = "r"
+	}
+	sentBefore := -1
+	errs, err := tbl.ApplyBatch(ctx, rows, func(i int, w ttl.RowWriter) {
+		if i == len(rows)-1 {
+			sentBefore = len(api.calls)
 		}
-		sentWhileWriting = len(api.calls)
+		if i != 7 { // row 7 is empty: not sent, its own error
+			w.Set("f", "c", []byte("v"), ttl.For(time.Hour))
+		}
 	})
 	require.NoError(t, err, "one group of two succeeded")
-	assert.Equal(t, 1, sentWhileWriting, "the first group was sent while fill ran, when row 100,001 ended")
+	assert.Equal(t, 1, sentBefore, "the first group was sent while fill ran, before the last row")
 	assert.Equal(t, []int{100_000, 2}, api.calls)
-	require.Len(t, errs, 100_003)
+	require.Len(t, errs, len(rows))
 	assert.ErrorIs(t, errs[7], ttl.ErrInvalidMutation)
 	assert.EqualError(t, errs[0], "unavailable")
 	assert.EqualError(t, errs[100_000], "unavailable", "the first group: the 100,000 valid rows through index 100,000")
@@ -217,11 +218,8 @@ func (failAll) ApplyBulk(context.Context, []string, []*bigtable.Mutation, ...big
 func TestApplyBatchAllFailed(t *testing.T) {
 	tbl, err := ttl.NewTable(failAll{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
 	require.NoError(t, err)
-	errs, err := tbl.ApplyBatch(context.Background(), func(b *ttl.Batch) {
-		for _, key := range []string{"a", "b"} {
-			b.Row(key)
-			b.Set("f", "c", nil, ttl.For(time.Hour))
-		}
+	errs, err := tbl.ApplyBatch(context.Background(), []string{"a", "b"}, func(_ int, w ttl.RowWriter) {
+		w.Set("f", "c", nil, ttl.For(time.Hour))
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Len(t, errs, 2)

@@ -223,13 +223,7 @@ func (s *writeShape) directWrite(ctx context.Context, tbl *ttl.Table) error {
 	if s.rows == 0 {
 		return tbl.ApplyRow(ctx, "r", func(r ttl.RowWriter) { writeShapeRow(r, s) })
 	}
-	return noErrors(tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
-		b.Grow(s.rows)
-		for _, key := range benchKeys[:s.rows] {
-			b.Row(key)
-			writeShapeRow(b, s)
-		}
-	}))
+	return noErrors(tbl.ApplyBatch(ctx, benchKeys[:s.rows], func(_ int, w ttl.RowWriter) { writeShapeRow(w, s) }))
 }
 
 // BenchmarkClientWrite runs each shape's pair: impl=raw and impl=ttl, on a

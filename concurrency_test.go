@@ -94,10 +94,9 @@ func TestConcurrentApplyRow(t *testing.T) {
 					}))
 					continue
 				}
-				_, err := tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
-					b.Row(key)
-					b.Set("f", "c", []byte(key), ttl.For(time.Duration(g+1)*time.Minute))
-					b.Set("v", "c", []byte(key), ttl.Version(int64(i)))
+				_, err := tbl.ApplyBatch(ctx, []string{key}, func(_ int, w ttl.RowWriter) {
+					w.Set("f", "c", []byte(key), ttl.For(time.Duration(g+1)*time.Minute))
+					w.Set("v", "c", []byte(key), ttl.Version(int64(i)))
 				})
 				assert.NoError(t, err)
 			}

@@ -61,12 +61,12 @@ func ExampleTable_ApplyBatch() {
 	ctx := context.Background()
 	retention := map[string]time.Duration{"click": 24 * time.Hour, "purchase": 90 * 24 * time.Hour, "bogus": -time.Hour}
 	kinds := []string{"click", "purchase", "bogus"}
-	errs, err := tbl.ApplyBatch(ctx, func(b *ttl.Batch) {
-		b.Grow(len(kinds))
-		for _, kind := range kinds {
-			b.Row("event#" + kind)
-			b.Set("events", "kind", []byte(kind), ttl.For(retention[kind]))
-		}
+	rows := make([]string, len(kinds))
+	for i, kind := range kinds {
+		rows[i] = "event#" + kind
+	}
+	errs, err := tbl.ApplyBatch(ctx, rows, func(i int, w ttl.RowWriter) {
+		w.Set("events", "kind", []byte(kinds[i]), ttl.For(retention[kinds[i]]))
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -34,18 +34,13 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 			w.fail(i, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i]))
 			continue
 		}
-		if len(bw.slab) == 0 {
-			bw.slab = make([]bigtable.Mutation, min(len(muts)-i, bulkSlab))
-		}
+		bw.refill(len(muts) - i)
 		b, err := bw.build(m, false)
 		if err != nil {
 			w.fail(i, err)
 			continue
 		}
-		if w.group.changes+b.n > maxBulkChanges {
-			w.send(ctx)
-		}
-		w.group.add(i, rows, b)
+		w.add(ctx, i, b)
 	}
 	w.send(ctx)
 	return w.result()
@@ -55,12 +50,6 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 // MutateRows request (its maxMutations); it groups rows greedily, never
 // splitting one, and ApplyBulk groups them the same way.
 const maxBulkChanges = 100_000
-
-// bulkSlab is the most rows' bigtable.Mutations ApplyBulk allocates at
-// once: a batch costs one allocation where the raw client's rows cost one
-// each, and keeps the built rows of at most one batch from an earlier
-// group in memory.
-const bulkSlab = 128
 
 // A bulkWriter sends the rows of one ApplyBulk call group by group and
 // collects their errors.
@@ -77,13 +66,21 @@ type bulkWriter struct {
 	firstErr error   // the first such request's error
 }
 
-// fail records the error of row i. (ApplyBatch's rows grow as they are
-// written: errs grows with them.)
+// fail records the error of row i.
 func (w *bulkWriter) fail(i int, err error) {
-	if len(w.errs) <= i {
-		w.errs = append(w.errs, make([]error, max(len(w.rows), i+1)-len(w.errs))...)
+	if w.errs == nil {
+		w.errs = make([]error, len(w.rows))
 	}
 	w.errs[i] = err
+}
+
+// add adds row i, built as b, to the group, sending the group first if b
+// would overfill it.
+func (w *bulkWriter) add(ctx context.Context, i int, b built) {
+	if w.group.changes+b.n > maxBulkChanges {
+		w.send(ctx)
+	}
+	w.group.add(i, w.rows, b)
 }
 
 // send sends the group, if it has rows, records its errors at its rows'
@@ -116,9 +113,6 @@ func (w *bulkWriter) send(ctx context.Context) {
 // result is ApplyBulk's: the per-row errors, and an error of the call when
 // every request failed.
 func (w *bulkWriter) result() ([]error, error) {
-	if w.errs != nil && len(w.errs) < len(w.rows) {
-		w.errs = append(w.errs, make([]error, len(w.rows)-len(w.errs))...)
-	}
 	if w.groups > 0 && w.failed == w.groups {
 		return w.errs, w.firstErr
 	}

@@ -115,7 +115,7 @@ type rowState struct {
 	cur  built  // the row being written
 	err  error  // its first invalid change
 	open bool   // whether a row is being written
-	gen  uint64 // ApplyRow's: the calls this state has served
+	gen  uint64 // the rows it has served: a RowWriter of an earlier one does nothing
 }
 
 // release ends an ApplyRow call's use of st: handles to its row now do

@@ -75,6 +75,20 @@ func (w *writer) newBuilt() built {
 	return newBuilt()
 }
 
+// bulkSlab is the most rows' bigtable.Mutations ApplyBulk and ApplyBatch
+// allocate at once: a batch costs one allocation where the raw client's rows cost one
+// each, and keeps the built rows of at most one batch from an earlier
+// group in memory.
+const bulkSlab = 128
+
+// refill gives the writer a slab for the next rows, when it has none:
+// at most bulkSlab, and no more than the rows left.
+func (w *writer) refill(left int) {
+	if len(w.slab) == 0 {
+		w.slab = make([]bigtable.Mutation, min(left, bulkSlab))
+	}
+}
+
 // keep returns b, built whole, taking its mutation from the slab.
 func (w *writer) keep(b built) built {
 	if len(w.slab) > 0 && b.m == &w.slab[0] {

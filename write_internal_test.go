@@ -112,7 +112,7 @@ func refAddUnmanaged(t *Table, b *built, now time.Time, o flatOp) error {
 }
 
 // changeWriter is what records or writes changes: a *Mutation, a
-// RowWriter, a *Batch.
+// RowWriter.
 type changeWriter interface {
 	Set(family, column string, value []byte, life Lifetime)
 	Replace(family, column string, value []byte, life Lifetime)

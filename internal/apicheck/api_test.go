@@ -21,9 +21,12 @@ func TestSurfaceRecorded(t *testing.T) {
 	if len(diffs) > 0 {
 		t.Log("if the change is meant: go run ./internal/apicheck -write, and commit api/")
 	}
+	// The core a service links stays small: 79 names when the operators'
+	// tools left it (issue 1), 88 with the writes without a recipe
+	// (ApplyRow, ApplyBatch, RowWriter and its six methods: issue 22).
 	for _, c := range counts {
-		if c.pkg == "github.com/cellttl/ttl" && c.names > 80 {
-			t.Errorf("package ttl exports %d names; the write and read path is kept to about 80", c.names)
+		if c.pkg == "github.com/cellttl/ttl" && c.names > 90 {
+			t.Errorf("package ttl exports %d names; the write and read path is kept under 90", c.names)
 		}
 	}
 }

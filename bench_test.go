@@ -89,6 +89,13 @@ func ttlMutation(life time.Duration) *ttl.Mutation {
 	return m
 }
 
+// writeBenchRow writes the same row through a RowWriter, for an hour.
+func writeBenchRow(w ttl.RowWriter) {
+	for _, c := range benchColumns {
+		w.Set(benchManaged, c, benchValue, ttl.For(time.Hour))
+	}
+}
+
 // side is one impl of a benchmark, on its own emulator.
 type side struct {
 	impl  string
@@ -458,20 +465,21 @@ func (nopTable) ReadRow(context.Context, string, ...bigtable.ReadOption) (bigtab
 }
 
 // clientPair runs a client-side pair: raw on a TableAPI that sends
-// nothing, given the clock's now, and lib on the benchmark's ttl.Table
-// over it, reading the same clock. Both report CPU time (cpu-ns/op)
-// beside wall time: on a machine other work loads, the CPU time of so
-// short an operation varies far less.
-func clientPair(b *testing.B, raw func(api bigtable.TableAPI, now time.Time) error, lib func(tbl *ttl.Table) error) {
+// nothing, given the clock's now, and lib (impl=ttl, through recipes) and
+// direct (impl=ttl-direct, through ApplyRow or ApplyBatch; nil: none) on
+// the benchmark's ttl.Table over it, reading the same clock. All report
+// CPU time (cpu-ns/op) beside wall time: on a machine other work loads,
+// the CPU time of so short an operation varies far less.
+func clientPair(b *testing.B, raw func(api bigtable.TableAPI, now time.Time) error, lib, direct func(tbl *ttl.Table) error) {
 	clientPairOn(b, func(b *testing.B, clock *fakeClock) *ttl.Table {
 		return newBenchTable(b, nopTable{}, "ttl", clock)
-	}, raw, lib)
+	}, raw, lib, direct)
 }
 
 // clientPairOn is clientPair with the ttl.Table that table makes over a
 // TableAPI that sends nothing.
 func clientPairOn(b *testing.B, table func(b *testing.B, clock *fakeClock) *ttl.Table,
-	raw func(api bigtable.TableAPI, now time.Time) error, lib func(tbl *ttl.Table) error) {
+	raw func(api bigtable.TableAPI, now time.Time) error, lib, direct func(tbl *ttl.Table) error) {
 	clock := newClock(base)
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = nopTable{}
@@ -484,17 +492,25 @@ func clientPairOn(b *testing.B, table func(b *testing.B, clock *fakeClock) *ttl.
 			}
 		}
 	})
-	b.Run("impl=ttl", func(b *testing.B) {
-		tbl := table(b, clock)
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		b.ResetTimer()
-		for range b.N {
-			if err := lib(tbl); err != nil {
-				b.Fatal(err)
-			}
+	for _, impl := range []struct {
+		name  string
+		write func(tbl *ttl.Table) error
+	}{{"impl=ttl", lib}, {"impl=ttl-direct", direct}} {
+		if impl.write == nil {
+			continue
 		}
-	})
+		b.Run(impl.name, func(b *testing.B) {
+			tbl := table(b, clock)
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			b.ResetTimer()
+			for range b.N {
+				if err := impl.write(tbl); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkClientApply is BenchmarkApply without a server: the client-side
@@ -506,6 +522,8 @@ func BenchmarkClientApply(b *testing.B) {
 		return api.Apply(ctx, "r", handMutation(now, time.Hour))
 	}, func(tbl *ttl.Table) error {
 		return tbl.Apply(ctx, "r", ttlMutation(time.Hour))
+	}, func(tbl *ttl.Table) error {
+		return tbl.ApplyRow(ctx, "r", writeBenchRow)
 	})
 }
 
@@ -526,6 +544,8 @@ func BenchmarkClientApplyBulk(b *testing.B) {
 			muts[i] = ttlMutation(time.Hour)
 		}
 		return noErrors(tbl.ApplyBulk(ctx, benchKeys, muts))
+	}, func(tbl *ttl.Table) error {
+		return noErrors(tbl.ApplyBatch(ctx, benchKeys, func(_ int, w ttl.RowWriter) { writeBenchRow(w) }))
 	})
 }
 

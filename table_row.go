@@ -51,22 +51,22 @@ func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), 
 // of the call using it now.
 var rowStates = sync.Pool{New: func() any { return new(rowState) }}
 
-// A RowWriter writes the changes of the row of an ApplyRow call,
-// building each into the row's bigtable.Mutation as it is written, at the
-// call's reading of the clock. Its methods write what the Mutation
-// methods of the same names record, checked and stamped as Apply would
-// build them. The first invalid change is the call's error; the changes
-// after it are ignored.
+// A RowWriter writes the changes of one row, the row of an ApplyRow call
+// or a row of an ApplyBatch call, building each into the row's
+// bigtable.Mutation as it is written, at the call's reading of the clock.
+// Its methods write what the Mutation methods of the same names record,
+// checked and stamped as Apply would build them. The first invalid change
+// is the row's error; the changes after it are ignored.
 //
-// A RowWriter is valid only inside its call's fill function, on that
-// goroutine; after fill returns, its methods do nothing. Values are not
-// copied: do not modify a value slice until the call has returned.
+// A RowWriter is valid only inside the fill function it was given to, on
+// that goroutine; after fill returns, its methods do nothing. Values are
+// not copied: do not modify a value slice until the call has returned.
 type RowWriter struct {
 	st  *rowState
-	gen uint64 // st's generation when the call began
+	gen uint64 // st's generation when its row began
 }
 
-// state returns the state the writer writes to, or nil once its call has
+// state returns the state the writer writes to, or nil once its row has
 // ended (or for the zero RowWriter).
 func (r RowWriter) state() *rowState {
 	if r.st == nil || r.st.gen != r.gen {

@@ -43,8 +43,9 @@ import (
 // A Table is safe for simultaneous use by multiple goroutines; it starts no
 // goroutines.
 //
-// The Table's methods are in files named for their job: table_write.go
-// (Apply), table_bulk.go (ApplyBulk), table_row.go (ApplyRow),
+// The Table's methods are in files named for their job: table_stamp.go
+// (what every write checks and stamps), table_write.go (Apply, and the
+// writer every write path builds with), table_bulk.go (ApplyBulk), table_row.go (ApplyRow),
 // table_batch.go (ApplyBatch), table_read.go (ReadRow, ReadRows),
 // table_rmw.go (ApplyReadModifyWrite).
 type Table struct {

@@ -45,9 +45,9 @@ import (
 //
 // The Table's methods are in files named for their job: table_stamp.go
 // (what every write checks and stamps), table_write.go (Apply, and the
-// writer every write path builds with), table_bulk.go (ApplyBulk), table_row.go (ApplyRow),
-// table_batch.go (ApplyBatch), table_read.go (ReadRow, ReadRows),
-// table_rmw.go (ApplyReadModifyWrite).
+// writer every write path builds with), table_bulk.go (ApplyBulk),
+// table_row.go (ApplyRow), table_batch.go (ApplyBatch), table_read.go
+// (ReadRow, ReadRows), table_rmw.go (ApplyReadModifyWrite).
 type Table struct {
 	tbl        bigtable.TableAPI
 	now        func() time.Time

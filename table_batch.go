@@ -40,20 +40,15 @@ func (t *Table) ApplyBatch(ctx context.Context, rows []string, fill func(i int, 
 	w := bulkWriter{tbl: t.tbl, opts: opts, rows: rows}
 	for i := range rows {
 		st.w.refill(len(rows) - i)
-		st.cur, st.err, st.open = st.w.newBuilt(), nil, true
+		st.begin()
 		fill(i, RowWriter{st, st.gen})
-		st.gen++ // the row's writer now does nothing
-		st.open = false
-		err := st.err
-		if err == nil && st.cur.n == 0 {
-			err = fmt.Errorf("%w: ApplyBatch: row %q has no changes", ErrInvalidMutation, rows[i])
-		}
+		b, err := st.end("ApplyBatch", rows[i])
 		if err != nil {
-			st.w.drop(st.cur, nil)
+			st.w.drop(b, nil)
 			w.fail(i, err)
 			continue
 		}
-		w.add(ctx, i, st.w.keep(st.cur))
+		w.add(ctx, i, st.w.keep(b))
 	}
 	w.send(ctx)
 	return w.result()

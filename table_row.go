@@ -31,16 +31,12 @@ func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), 
 	}
 	st := rowStates.Get().(*rowState)
 	st.w.start(t, t.now())
-	st.cur, st.open = newBuilt(), true
+	st.begin()
 	fill(RowWriter{st, st.gen})
-	b, err := st.cur, st.err
-	st.release()
+	b, err := st.end("ApplyRow", row)
 	rowStates.Put(st)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case b.n == 0:
-		return fmt.Errorf("%w: ApplyRow: row %q has no changes", ErrInvalidMutation, row)
 	}
 	return t.tbl.Apply(ctx, row, b.m, opts...)
 }
@@ -118,13 +114,23 @@ type rowState struct {
 	gen  uint64 // the rows it has served: a RowWriter of an earlier one does nothing
 }
 
-// release ends an ApplyRow call's use of st: handles to its row now do
-// nothing, and st keeps neither the call's mutation nor its error while
-// it waits in rowStates; it keeps the table and the strategy its writer
-// last looked up, so that the next call on the table needs no lookup.
-func (st *rowState) release() {
+// begin starts a row, built into the writer's next mutation.
+func (st *rowState) begin() { st.cur, st.err, st.open = st.w.newBuilt(), nil, true }
+
+// end ends the row and returns it, or its error: its first invalid
+// change, or none at all (call names the call in the message). Writers of
+// the row now do nothing, and st keeps neither its mutation nor its error
+// (while it waits in rowStates, say); it keeps the table and the strategy
+// its writer last looked up, so that the next call on the table needs no
+// lookup.
+func (st *rowState) end(call, row string) (built, error) {
+	b, err := st.cur, st.err
 	st.gen++
 	st.cur, st.err, st.open = built{}, nil, false
+	if err == nil && b.n == 0 {
+		err = fmt.Errorf("%w: %s: row %q has no changes", ErrInvalidMutation, call, row)
+	}
+	return b, err
 }
 
 // writable reports whether a change written now would be built: not on
@@ -148,24 +154,30 @@ func (st *rowState) add(kind mutationKind, family, column string, value []byte, 
 }
 
 // set builds a Set into the row. A Set in a managed family of cells
-// without write-time companions is built here, as writer.addRun builds a
-// run of Sets (a timestamp the writer computes or remembers, and the
-// range it supersedes); any other, and any whose timestamp is refused,
-// is built by add, which gives its error.
+// without write-time companions is stamped and set here, as addRun's
+// common run sets each of its cells (written out again rather than
+// shared: a shared call, which does not inline, cost 4–5% of a one-cell
+// write); any other takes add's way through addRun, which gives the
+// same errors.
 func (st *rowState) set(family, column string, value []byte, life Lifetime) {
-	if st.writable() {
-		w := &st.w
-		if s, managed := w.lookup(family); managed && !w.f.counter && !bool(w.t.companions) {
-			if ts, old, supersede, err := w.stamp(s, family, column, life); err == nil {
-				if supersede {
-					st.cur.deleteRange(family, column, old.Lo, old.Hi) // Hi 0: no end
-				}
-				st.cur.set(family, column, ts, value)
-				return
-			}
-		}
+	if !st.writable() {
+		return
 	}
-	st.add(opSet, family, column, value, life)
+	w := &st.w
+	s, managed := w.lookup(family)
+	if !managed || w.f.counter || bool(w.t.companions) {
+		st.add(opSet, family, column, value, life)
+		return
+	}
+	ts, old, supersede, err := w.stamp(s, family, column, life)
+	if err != nil {
+		st.err = err
+		return
+	}
+	if supersede {
+		st.cur.deleteRange(family, column, old.Lo, old.Hi) // Hi 0: no end
+	}
+	st.cur.set(family, column, ts, value)
 }
 
 // addCounter builds an Add into the row.

@@ -76,9 +76,9 @@ func (w *writer) newBuilt() built {
 }
 
 // bulkSlab is the most rows' bigtable.Mutations ApplyBulk and ApplyBatch
-// allocate at once: a batch costs one allocation where the raw client's rows cost one
-// each, and keeps the built rows of at most one batch from an earlier
-// group in memory.
+// allocate at once: a batch costs one allocation where the raw client's
+// rows cost one each, and keeps the built rows of at most one batch from
+// an earlier group in memory.
 const bulkSlab = 128
 
 // refill gives the writer a slab for the next rows, when it has none:

@@ -91,18 +91,12 @@ func TestApplyRowMatchesApply(t *testing.T) {
 			for i := range 5000 {
 				ops := randomOps(r, now)
 				m := NewMutation()
-				for _, o := range ops {
-					o.record(m)
-				}
+				recordAll(m, ops)
 				api.Muts = nil
 				wantErr := tbl.Apply(ctx, "r", m)
 				want := api.Muts
 				api.Muts = nil
-				err := tbl.ApplyRow(ctx, "r", func(w RowWriter) {
-					for _, o := range ops {
-						o.record(w)
-					}
-				})
+				err := tbl.ApplyRow(ctx, "r", func(w RowWriter) { recordAll(w, ops) })
 				switch {
 				case !sameError(err, wantErr, len(ops) == 0):
 					t.Fatalf("row %d %+v: error %v, want %v", i, ops, err, wantErr)
@@ -138,19 +132,13 @@ func TestApplyBatchMatchesApplyBulk(t *testing.T) {
 				keys, muts := make([]string, len(rows)), make([]*Mutation, len(rows))
 				for j := range rows {
 					rows[j], keys[j], muts[j] = randomOps(r, now), string(rune('a'+j%26))+string(rune('0'+j/26)), NewMutation()
-					for _, o := range rows[j] {
-						o.record(muts[j])
-					}
+					recordAll(muts[j], rows[j])
 				}
 				api.Rows, api.Muts = nil, nil
 				wantErrs, wantErr := tbl.ApplyBulk(ctx, keys, muts)
 				wantRows, wantMuts := api.Rows, api.Muts
 				api.Rows, api.Muts = nil, nil
-				errs, err := tbl.ApplyBatch(ctx, keys, func(j int, w RowWriter) {
-					for _, o := range rows[j] {
-						o.record(w)
-					}
-				})
+				errs, err := tbl.ApplyBatch(ctx, keys, func(j int, w RowWriter) { recordAll(w, rows[j]) })
 				if !sameError(err, wantErr, false) || len(errs) != len(wantErrs) {
 					t.Fatalf("batch %d: err %v and %d row errors, want %v and %d", i, err, len(errs), wantErr, len(wantErrs))
 				}

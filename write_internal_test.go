@@ -137,6 +137,13 @@ func (o flatOp) record(m changeWriter) {
 	}
 }
 
+// recordAll records or writes ops in m, in order.
+func recordAll(m changeWriter, ops []flatOp) {
+	for _, o := range ops {
+		o.record(m)
+	}
+}
+
 // randomOps returns up to 16 changes, each sharing its predecessor's
 // kind, family and lifetime more often than not, so that runs are long
 // and cross the recipe's fifth change; a few are invalid.
@@ -213,17 +220,13 @@ func TestBuildMatchesPlain(t *testing.T) {
 			for i := range 20_000 {
 				ops := randomOps(r, now)
 				m := NewMutation()
-				for _, o := range ops {
-					o.record(m)
-				}
+				recordAll(m, ops)
 				want, wantErr := refBuild(tbl, now, ops)
 				cond := r.IntN(8) == 0
 				if cond {
 					ops2 := randomOps(r, now)
 					m2 := NewMutation()
-					for _, o := range ops2 {
-						o.record(m2)
-					}
+					recordAll(m2, ops2)
 					want, wantErr = refCond(tbl, now, ops, ops2)
 					m = NewCondMutation(bigtable.LatestNFilter(1), m, m2)
 				}

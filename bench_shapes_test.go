@@ -157,12 +157,10 @@ func recordShape(m *ttl.Mutation, s *writeShape) {
 }
 
 // writeShapeRow writes a row of shape s through a RowWriter.
-func writeShapeRow[W interface {
-	Set(family, column string, value []byte, life ttl.Lifetime)
-}](b W, s *writeShape) {
+func writeShapeRow(w ttl.RowWriter, s *writeShape) {
 	for i := range s.cells {
 		family, column, life := s.cell(i)
-		b.Set(family, column, benchValue, life)
+		w.Set(family, column, benchValue, life)
 	}
 }
 

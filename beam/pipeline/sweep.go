@@ -21,13 +21,14 @@ func init() {
 	register.DoFn5x1[context.Context, scan.Shard, func(string), func(*expiredRow), func(*SweepResult), error](&sweepShardFn{})
 	register.DoFn4x1[context.Context, []byte, func(*string) bool, func(int64), error](&writeEventsFn{})
 	register.DoFn3x1[context.Context, *expiredRow, func(*SweepResult), error](&deleteExpiredFn{})
-	register.Function2x1[*expiredRow, int64, *expiredRow](afterWritten)
-	register.Function2x2[*SweepResult, int64, *SweepResult, error](checkWritten)
+	register.Function2x2[*expiredRow, func(*int64) bool, *expiredRow, error](afterWritten)
+	register.Function2x2[*SweepResult, func(*int64) bool, *SweepResult, error](checkWritten)
 	register.Emitter1[string]()
 	register.Emitter1[*expiredRow]()
 	register.Emitter1[*SweepResult]()
 	register.Emitter1[int64]()
 	register.Iter1[string]()
+	register.Iter1[int64]()
 	register.Combiner1[*SweepResult](&sumSweepsFn{})
 }
 
@@ -81,9 +82,13 @@ func Sweep(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection
 
 // checkWritten returns the round's result once its events are written,
 // and an error if the file does not hold every event the shards emitted.
-func checkWritten(r *SweepResult, written int64) (*SweepResult, error) {
-	if written != r.Events {
-		return nil, fmt.Errorf("pipeline: wrote %d events of %d", written, r.Events)
+func checkWritten(r *SweepResult, written func(*int64) bool) (*SweepResult, error) {
+	n, err := writtenCount(written)
+	switch {
+	case err != nil:
+		return nil, err
+	case n != r.Events:
+		return nil, fmt.Errorf("pipeline: wrote %d events of %d", n, r.Events)
 	}
 	return r, nil
 }

@@ -204,8 +204,31 @@ func (fn *writeEventsFn) ProcessElement(ctx context.Context, _ []byte, events fu
 
 // afterWritten passes on a row to delete once the events are written: it
 // takes their number as a side input, so that the runner runs it only
-// once the events' file is written.
-func afterWritten(row *expiredRow, _ int64) *expiredRow { return row }
+// once the events' file is written. The row is not passed on when there is
+// no number: see writtenCount.
+func afterWritten(row *expiredRow, written func(*int64) bool) (*expiredRow, error) {
+	if _, err := writtenCount(written); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// errNotWritten is the error of the steps that wait for the events' file
+// when it was not written.
+var errNotWritten = errors.New("pipeline: writing the events failed: no expired cell is deleted")
+
+// writtenCount returns the number of events writeEventsFn wrote, the one
+// value of its output, or errNotWritten when it has none: its write
+// failed. (A runner may still run the steps that wait for it, as Prism
+// does, and report their failure rather than the write's; as a singleton
+// side input the missing count read "got 0 values, want one value".)
+func writtenCount(written func(*int64) bool) (int64, error) {
+	var n int64
+	if !written(&n) {
+		return 0, errNotWritten
+	}
+	return n, nil
+}
 
 // deleteExpiredFn deletes the expired cells of the rows it is given (by
 // afterWritten), with Round.Deletes, in batches of sweep.DefaultBatch

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -24,9 +25,13 @@ it: -family NAME=SPEC with the strategy it moves to, and -from, -start, -old
 and -skew, the same values; with several families, -move NAME says which
 one. Its policy matches both during the move (the move's policy, set by
 "cellttl move start") and once finished (SPEC's, set by "cellttl move
-finish"); STATUS says which.`,
-	flags: movingFlags,
-	run:   runCheck,
+finish"); STATUS says which.
+` + scheduleHelp,
+	flags: func(fs *flag.FlagSet, c *config) {
+		movingFlags(fs, c)
+		scheduleFlag(fs, c)
+	},
+	run: runCheck,
 }
 
 func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
@@ -34,6 +39,9 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
 		return exitUsage
+	}
+	if code := scheduleAhead(c, "check", strategies, stderr); code != exitOK {
+		return code
 	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
@@ -48,6 +56,10 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if statuses == nil {
 		return fail(stderr, "check", err)
 	}
+	sched, serr := checkSchedule(ctx, c, admin, strategies)
+	if serr != nil {
+		return fail(stderr, "check", serr)
+	}
 	bad := 0
 	for _, s := range statuses {
 		if !s.Matches {
@@ -58,12 +70,17 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		if err := printJSON(stdout, struct {
 			Table    string          `json:"table"`
 			Families []policy.Status `json:"families"`
-		}{c.table, statuses}); err != nil {
+			Schedule *scheduleCheck  `json:"schedule,omitempty"`
+		}{c.table, statuses, sched}); err != nil {
 			return fail(stderr, "check", err)
 		}
 	} else {
 		renderCheck(stdout, c.table, statuses)
+		if sched != nil {
+			renderScheduleCheck(stdout, c.table, sched)
+		}
 	}
+	schedBad := sched.report(stderr)
 	if errors.Is(err, ttl.ErrFamilyMismatch) {
 		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
 		if found.exists {
@@ -77,6 +94,9 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return fail(stderr, "check", err)
+	}
+	if schedBad {
+		return exitMismatch
 	}
 	return exitOK
 }

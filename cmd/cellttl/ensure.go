@@ -13,7 +13,7 @@ import (
 
 var ensureCommand = &command{
 	name:  "ensure",
-	args:  " [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-now TIME] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args:  " [-schedule TABLE] [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-now TIME] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
 	scans: true,
 	help: `Ensure makes each family's GC policy the one its strategy needs: it creates
 the table if it does not exist, creates missing families, and changes
@@ -45,11 +45,17 @@ and -skew, the same values; with several families, -move NAME says which
 one. It is kept with the move's policy or, once finished, SPEC's; any other
 policy is changed to the move's, which deletes and hides no cell either of
 its rules keeps live: the cells stamped on the wrong side of its boundary
-are "cellttl move start"'s to find and rewrite.`,
+are "cellttl move start"'s to find and rewrite.
+` + scheduleHelp + `
+With -schedule, ensure sets up the schedule table once the table's plan
+went through, scanning it before a change that would delete entries (a
+shorter grace), and prints both plans (JSON: {"table": PLAN, "schedule":
+PLAN}); creating the schedule table, or its family, needs -create too.`,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
 		movingFlags(fs, c)
 		nowFlag(fs, c)
+		scheduleFlag(fs, c)
 		fs.BoolVar(&c.apply, "apply", false, "make the changes (without it, a dry run)")
 		fs.BoolVar(&c.create, "create", false, "create the families the table does not have, and the table if it does\n"+
 			"not exist (without it, they are refused)")
@@ -70,6 +76,9 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		return exitUsage
 	}
+	if code := scheduleAhead(c, "ensure", strategies, stderr); code != exitOK {
+		return code
+	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "ensure", err)
@@ -83,6 +92,9 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; give -create to create it (check the name first)")
 		return exitMismatch
+	}
+	if code := scheduleToCreate(ctx, c, admin, stderr); code != exitOK {
+		return code
 	}
 	client, err := dataClient(ctx, c)
 	if err != nil {
@@ -98,6 +110,9 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		Scan:           progress.options(c),
 	})
 	progress.end()
+	if c.schedule != "" {
+		return ensureSchedule(ctx, c, admin, client, strategies, plan, err, stdout, stderr)
+	}
 	if plan != nil {
 		if code := printReport(c, stdout, stderr, "ensure", plan, renderPlan); code != exitOK {
 			return code

@@ -47,6 +47,9 @@ type config struct {
 	// ensure
 	create bool
 
+	// check, ensure, stats, move, sweep: the schedule table
+	schedule string
+
 	// inspect
 	writeTimes bool
 	margin     time.Duration

@@ -49,6 +49,9 @@ var refusals = []refusal{
 	{name: "finish before the move's start", cmd: "move finish", args: []string{"-family", "sess=onesecond", "-from", "none", "-start", "2030-04-30T09:00:00Z", "-now", "2030-04-30T08:00:00Z", "-apply"}, code: exitNotReady},
 	{name: "-now with -every", cmd: "sweep", args: []string{"-family", "sess=onesecond", "-now", "2030-04-30T09:00:00Z", "-every", "1m"}, code: exitUsage},
 	{name: "estimate with -apply", cmd: "ensure", args: []string{"-family", "sess=onesecond", "-sample", "0.5", "-apply"}, code: exitUsage},
+	{name: "schedule named as the table", cmd: "check", args: []string{"-family", "sess=onesecond", "-schedule", "t"}, code: exitUsage},
+	{name: "schedule for a seqnum family", cmd: "ensure", args: []string{"-family", "sess=seqnum:2", "-schedule", "s", "-create", "-apply"}, code: exitUsage},
+	{name: "schedule to create without -create", cmd: "ensure", args: []string{"-family", "sess=onesecond", "-schedule", "s", "-apply"}, code: exitMismatch},
 	{name: "unreachable server", cmd: "stats", args: []string{"-connect-timeout", "300ms"}, unreachable: true, code: exitFailed},
 }
 

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cellttl/ttl/schedule"
+)
+
+// TestEnsureCheckSchedule checks ensure -schedule and check -schedule: a
+// schedule table to create is refused without -create, shown in a dry
+// run, created with -create -apply under OneSecond's policy with the
+// families' longest grace, and then matches; a shorter grace is a
+// mismatch that ensure fixes.
+func TestEnsureCheckSchedule(t *testing.T) {
+	e, _ := startEmulator(t, map[string]bigtable.GCPolicy{"sess": bigtable.MaxAgePolicy(time.Hour), "clicks": bigtable.MaxAgePolicy(50 * time.Hour)})
+	ctx := context.Background()
+	fams := []string{"-family", "sess=grace:1h:onesecond", "-family", "clicks=grace:2h:default:48h", "-schedule", "sched"}
+	tableExists := func() bool {
+		_, err := e.Admin.TableInfo(ctx, "sched")
+		return err == nil
+	}
+
+	stdout, stderr, code := cellttl(with("check", fams...)...)
+	assert.Equal(t, exitMismatch, code, stderr)
+	assert.Contains(t, stdout, "schedule table \"sched\" of table \"t\"\nFAMILY")
+	assert.Regexp(t, `e +Grace\(OneSecond\(\), 2h0m0s\) +missing +maxage=2h +missing`, stdout)
+	assert.Contains(t, stderr, `cellttl check: ttl: column family does not match its strategy: schedule table "sched" of table "t" does not exist`)
+	assert.Contains(t, stderr, `"cellttl ensure -schedule sched" shows what it would change`)
+
+	stdout, stderr, code = cellttl(with("ensure", append(fams, "-apply")...)...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "cellttl ensure: schedule table \"sched\" does not exist\ncellttl ensure: refused, nothing changed; give -create to create it (check the name first)\n", stderr)
+	assert.False(t, tableExists())
+
+	stdout, stderr, code = cellttl(with("ensure", append(fams, "-create")...)...)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "schedule of table \"t\":\ntable \"sched\" at ")
+	assert.Contains(t, stdout, "table does not exist, would be created with its families; dry run, nothing changed; would make 1 change")
+	assert.Contains(t, stdout, "dry run: nothing changed; run again with -apply")
+	assert.False(t, tableExists(), "a dry run created the schedule")
+
+	stdout, stderr, code = cellttl(with("ensure", append(fams, "-create", "-apply", "-format", "json")...)...)
+	require.Equal(t, exitOK, code, stderr)
+	var plans struct {
+		Table, Schedule struct {
+			Table    string `json:"table"`
+			Families []struct {
+				Family, Want string
+				Done         bool
+			} `json:"families"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &plans), stdout)
+	assert.Equal(t, "t", plans.Table.Table)
+	assert.Equal(t, "sched", plans.Schedule.Table)
+	require.Len(t, plans.Schedule.Families, 1)
+	assert.Equal(t, schedule.Family, plans.Schedule.Families[0].Family)
+	assert.Equal(t, "maxage=2h", plans.Schedule.Families[0].Want)
+	assert.True(t, plans.Schedule.Families[0].Done)
+
+	stdout, stderr, code = cellttl(with("check", append(fams, "-format", "json")...)...)
+	require.Equal(t, exitOK, code, stderr)
+	var checked struct {
+		Schedule struct {
+			Table   string `json:"table"`
+			Found   string `json:"found"`
+			Matches bool   `json:"matches"`
+		} `json:"schedule"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &checked), stdout)
+	assert.Equal(t, "sched", checked.Schedule.Table)
+	assert.Equal(t, "maxage=2h", checked.Schedule.Found)
+	assert.True(t, checked.Schedule.Matches)
+
+	// A longer grace on a family: the schedule's policy is then too short.
+	require.NoError(t, e.Admin.SetGCPolicy(ctx, "t", "sess", bigtable.MaxAgePolicy(3*time.Hour)))
+	longer := []string{"-family", "sess=grace:3h:onesecond", "-schedule", "sched"}
+	stdout, stderr, code = cellttl(with("check", longer...)...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Regexp(t, `e +Grace\(OneSecond\(\), 3h0m0s\) +maxage=2h +maxage=3h +mismatch`, stdout)
+	assert.Contains(t, stderr, "found maxage=2h, want maxage=3h")
+	_, stderr, code = cellttl(with("ensure", append(longer, "-apply")...)...)
+	require.Equal(t, exitOK, code, stderr)
+	_, stderr, code = cellttl(with("check", longer...)...)
+	assert.Equal(t, exitOK, code, stderr)
+}
+
+// TestEnsureScheduleRefusesFirst checks that ensure -schedule refuses a
+// schedule that cannot work before it changes anything, the table's
+// families included.
+func TestEnsureScheduleRefusesFirst(t *testing.T) {
+	e, _ := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil})
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-family", "sess=onesecond", "-schedule", "t"}, `cellttl ensure: ttl: invalid option: table "t": the schedule table must be another table`},
+		{[]string{"-family", "sess=onesecond", "-family", "v=seqnum:2", "-schedule", "s", "-create"},
+			`cellttl ensure: ttl: invalid option: table "t": family "v" (SequenceNumbers(2)) has no cell that expires at an instant`},
+	} {
+		stdout, stderr, code := cellttl(with("ensure", append(tt.args, "-apply")...)...)
+		assert.Equal(t, exitUsage, code, tt.msg)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, tt.msg)
+	}
+	assert.Equal(t, map[string]string{"sess": ""}, policies(t, e.Admin), "nothing changed")
+}

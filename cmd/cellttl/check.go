@@ -14,7 +14,7 @@ import (
 
 var checkCommand = &command{
 	name: "check",
-	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-schedule TABLE] [-format json]",
 	help: `Check reads the table's families and prints, for each family given with
 -family, the GC policy it has and the one its strategy needs. It changes
 nothing. It exits 3 when a family is missing or its policy differs in any

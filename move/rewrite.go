@@ -54,7 +54,11 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 	}
 	old, new, _ := f.rule.Sides()
 	lagging := r.Now.Add(-f.m.Skew)
-	c := converter{data: f.data, family: f.family, dryRun: f.opts.DryRun, profile: f.opts.AppProfile, rec: f.recorder(f.rewriteRec), plan: func(row bigtable.Row) ([]conversion, int64) {
+	entries := f.newEntryWriter()
+	if f.opts.DryRun {
+		entries = nil
+	}
+	c := converter{data: f.data, family: f.family, dryRun: f.opts.DryRun, profile: f.opts.AppProfile, rec: f.recorder(f.rewriteRec), entries: entries, plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		var expired int64
 		for _, it := range row[f.family] {
@@ -81,6 +85,9 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 	}
 	r.Actions = append(r.Actions, fmt.Sprintf("%s %s in the new encoding; %s %s; %s already expired",
 		verb, text.Plural(int(done.Rewritten), "old cell", "old cells"), text.Plural(int(done.Kept), "cell", "cells"), left, text.Plural(int(done.Expired), "cell", "cells")))
+	if s := entries.action(); s != "" {
+		r.Actions = append(r.Actions, s)
+	}
 	switch {
 	case err != nil && read.Shards == 0:
 		// The journal was never opened: nothing was read or rewritten.

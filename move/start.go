@@ -64,7 +64,8 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 // what keeps a resumed run from rewriting a cell twice.
 func (f *Family) rewriteMisplaced(ctx context.Context, r *Report) error {
 	old, new, _ := f.rule.Sides()
-	c := converter{data: f.data, family: f.family, profile: f.opts.AppProfile, rec: f.recorder(f.startRec), plan: func(row bigtable.Row) ([]conversion, int64) {
+	entries := f.newEntryWriter()
+	c := converter{data: f.data, family: f.family, profile: f.opts.AppProfile, rec: f.recorder(f.startRec), entries: entries, plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		for _, it := range row[f.family] {
 			to, ok := old.Restamp(new, it.Timestamp)
@@ -81,6 +82,9 @@ func (f *Family) rewriteMisplaced(ctx context.Context, r *Report) error {
 	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(f.family, "", ""), new.Span.Filter())
 	done, _, err := c.run(ctx, filter, f.startWork(), f.opts)
 	r.Rewritten, r.Kept = done.Rewritten, done.Kept
+	if s := entries.action(); s != "" {
+		r.Actions = append(r.Actions, s)
+	}
 	if err != nil {
 		return fmt.Errorf("move: table %q, family %q: rewriting the misplaced cells stopped (run Start again with the same checkpoint): %w", f.table, f.family, err)
 	}

@@ -117,6 +117,7 @@ then it sets the family's GC policy to the move's. A dry run unless -apply.`,
 		func(fs *flag.FlagSet, c *config) {
 			checkpointFlag(fs, c)
 			applyFlags(fs, c)
+			moveScheduleFlag(fs, c)
 		}, runMoveChange((*move.Family).Start))
 
 	moveRewriteCommand = moveStep("rewrite", `Rewrite rewrites, after the start, the cells the old rule keeps live in the
@@ -128,6 +129,7 @@ seqnum cannot be rewritten: they end by waiting. A dry run unless -apply.`,
 		func(fs *flag.FlagSet, c *config) {
 			checkpointFlag(fs, c)
 			applyFlags(fs, c)
+			moveScheduleFlag(fs, c)
 		}, runMoveChange((*move.Family).Rewrite))
 
 	moveFinishCommand = moveStep("finish", `Finish ends the move: once no cell of the old rule is live (for a reader
@@ -277,9 +279,14 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 		}
 		defer client.Close()
 		progress := newProgress(c, stderr)
-		f, err := move.New(admin, client.Open(c.table), c.table, c.families.Names()[0], m, c.moveOptions(progress))
+		opts := c.moveOptions(progress)
+		moveSchedule(c, client, &opts)
+		f, err := move.New(admin, client.Open(c.table), c.table, c.families.Names()[0], m, opts)
 		if err != nil {
 			return fail(stderr, name, err)
+		}
+		if code := moveScheduleExists(ctx, c, admin, name, stderr); code != exitOK {
+			return code
 		}
 		r, err := step(f, ctx)
 		progress.end()

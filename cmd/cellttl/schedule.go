@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/schedule"
 )
@@ -56,25 +57,60 @@ func scheduleAhead(c *config, name string, strategies map[string]ttl.Strategy, s
 // create: a misspelled name creates nothing. It returns exitOK, or the
 // status of the refusal it printed.
 func scheduleToCreate(ctx context.Context, c *config, admin *bigtable.AdminClient, stderr io.Writer) int {
-	if c.schedule == "" || c.create {
+	if c.create {
+		return exitOK
+	}
+	return scheduleExists(ctx, c, admin, "ensure", "refused, nothing changed; give -create to create it (check the name first)", stderr)
+}
+
+// scheduleExists refuses, for command name, a schedule table that does
+// not exist or lacks its family, saying what to do (hint), before
+// anything is written. It returns exitOK (for no -schedule too), or the
+// status of the refusal it printed: exit 3, as for a data family.
+func scheduleExists(ctx context.Context, c *config, admin *bigtable.AdminClient, name, hint string, stderr io.Writer) int {
+	if c.schedule == "" {
 		return exitOK
 	}
 	sc := *c
 	sc.table = c.schedule
 	found, err := reach(ctx, &sc, admin)
 	if err != nil {
-		return fail(stderr, "ensure", err)
+		return fail(stderr, name, err)
 	}
 	if slices.Contains(found.names, schedule.Family) {
 		return exitOK
 	}
 	if found.exists {
-		fmt.Fprintf(stderr, "cellttl ensure: schedule table %q has no family %q\n", c.schedule, schedule.Family)
+		fmt.Fprintf(stderr, "cellttl %s: schedule table %q has no family %q\n", name, c.schedule, schedule.Family)
 	} else {
-		fmt.Fprintf(stderr, "cellttl ensure: schedule table %q does not exist\n", c.schedule)
+		fmt.Fprintf(stderr, "cellttl %s: schedule table %q does not exist\n", name, c.schedule)
 	}
-	fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; give -create to create it (check the name first)")
+	fmt.Fprintf(stderr, "cellttl %s: %s\n", name, hint)
 	return exitMismatch
+}
+
+// moveScheduleFlag defines -schedule for the move's steps that rewrite
+// cells.
+func moveScheduleFlag(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.schedule, "schedule", "", "the schedule `table` of the table (see \"cellttl help sweep\"): every cell\n"+
+		"rewritten gets its entry, each batch's written before its cells")
+}
+
+// moveSchedule sets the schedule table of a move's step in its options:
+// move.New then refuses one that cannot work (named as the table, or for
+// a move to seqnum), before moveScheduleExists reads it.
+func moveSchedule(c *config, client *bigtable.Client, o *move.Options) {
+	if c.schedule != "" {
+		o.Schedule, o.ScheduleTable = client.Open(c.schedule), c.schedule
+	}
+}
+
+// moveScheduleExists refuses a schedule table that does not exist or
+// lacks its family, before the step writes anything. It returns exitOK,
+// or the status of the refusal it printed.
+func moveScheduleExists(ctx context.Context, c *config, admin *bigtable.AdminClient, name string, stderr io.Writer) int {
+	hint := fmt.Sprintf("refused, nothing changed; \"cellttl ensure -schedule %s -create\" creates it", c.schedule)
+	return scheduleExists(ctx, c, admin, name, hint, stderr)
 }
 
 // ensureSchedule finishes ensure with -schedule: once the data table's

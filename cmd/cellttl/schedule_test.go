@@ -113,3 +113,46 @@ func TestEnsureScheduleRefusesFirst(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"sess": ""}, policies(t, e.Admin), "nothing changed")
 }
+
+// TestMoveRewriteSchedule checks move rewrite -schedule: a schedule
+// table that does not exist is refused before anything is written, one
+// named as the table is a bad command line, and the rewrite writes the
+// entry of every cell it rewrites.
+func TestMoveRewriteSchedule(t *testing.T) {
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil})
+	ctx := context.Background()
+	now := time.Now()
+	written := now.Add(-10 * time.Minute).Truncate(time.Millisecond)
+	for _, row := range []string{"user#0", "user#1"} {
+		put(t, raw, row, "sess", "token", written)
+	}
+	start := now.Add(-time.Minute).Truncate(time.Second)
+	rewrite := func(extra ...string) []string {
+		return moveArgs("rewrite", start, append([]string{"-apply"}, extra...)...)
+	}
+
+	_, stderr, code := cellttl(rewrite("-schedule", "t")...)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `cellttl move rewrite: move.New: ttl: invalid option: table "t": the schedule table must be another table: its entries would be written among the data's rows`)
+
+	_, stderr, code = cellttl(rewrite("-schedule", "sched")...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Equal(t, "cellttl move rewrite: schedule table \"sched\" does not exist\n"+
+		"cellttl move rewrite: refused, nothing changed; \"cellttl ensure -schedule sched -create\" creates it\n", stderr)
+	row, err := raw.ReadRow(ctx, "user#0")
+	require.NoError(t, err)
+	assert.Equal(t, bigtable.Time(written), row["sess"][0].Timestamp, "nothing rewritten")
+
+	sched := e.TableForTest(t, "sched", map[string]bigtable.GCPolicy{schedule.Family: schedule.Policy(0)})
+	stdout, stderr, code := cellttl(rewrite("-schedule", "sched")...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "rewrote 2 old cells in the new encoding")
+	assert.Contains(t, stdout, `wrote 2 schedule entries to schedule table "sched", each batch's before its cells`)
+	expiry := written.Add(30 * time.Minute)
+	for _, r := range []string{"user#0", "user#1"} {
+		entry, err := sched.ReadRow(ctx, schedule.Key(r, expiry))
+		require.NoError(t, err)
+		require.Len(t, entry[schedule.Family], 1, r)
+		assert.Equal(t, schedule.Timestamp(expiry), entry[schedule.Family][0].Timestamp, r)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -154,5 +155,65 @@ func TestMoveRewriteSchedule(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, entry[schedule.Family], 1, r)
 		assert.Equal(t, schedule.Timestamp(expiry), entry[schedule.Family][0].Timestamp, r)
+	}
+}
+
+// TestStatsSchedule checks stats -schedule: it counts the schedule's
+// entries behind and ahead of -now, by when they are due, in text and
+// JSON, says how many keys are not entries', and refuses a schedule that
+// does not exist or is the table itself.
+func TestStatsSchedule(t *testing.T) {
+	e, _ := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil})
+	ctx := context.Background()
+	now := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	sched := e.TableForTest(t, "sched", map[string]bigtable.GCPolicy{schedule.Family: schedule.Policy(time.Hour)})
+	put := func(key string, ts bigtable.Timestamp) {
+		m := bigtable.NewMutation()
+		m.Set(schedule.Family, schedule.Column, ts, nil)
+		require.NoError(t, sched.Apply(ctx, key, m))
+	}
+	for _, d := range []time.Duration{-2 * time.Hour, -30 * time.Minute, 10 * time.Minute, 20 * time.Minute, 3 * time.Hour} {
+		expiry := now.Add(d)
+		put(schedule.Key(fmt.Sprintf("row%v", d), expiry), schedule.Timestamp(expiry))
+	}
+	put("not-an-entry", bigtable.Time(now))
+	args := []string{"-schedule", "sched", "-now", "2030-04-30T09:00:00Z", "-quiet"}
+
+	stdout, stderr, code := cellttl(with("stats", args...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `schedule table "sched" of table "t" at 2030-04-30T09:00:00.000Z: every shard read; GC policy maxage=1h`+"\n")
+	assert.Contains(t, stdout, "  entries: 5 (2 behind, due before now: their cells have expired; 3 ahead)\n")
+	assert.Contains(t, stdout, "  due: 1h to 1d ago: 1; less than 1h ago: 1; within 1h: 2; in 1h to 1d: 1\n")
+	assert.Contains(t, stdout, `  1 row key is not an entry's: is "sched" a schedule table?`)
+
+	stdout, stderr, code = cellttl(with("stats", append(args, "-format", "json", "-family", "sess=grace:1h:onesecond")...)...)
+	require.Equal(t, exitOK, code, stderr)
+	var st struct {
+		Entries, Behind, Ahead int64
+		Foreign                int64 `json:"foreign_rows"`
+		Due                    []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &st), stdout)
+	assert.Equal(t, [4]int64{5, 2, 3, 1}, [4]int64{st.Entries, st.Behind, st.Ahead, st.Foreign})
+	require.Len(t, st.Due, 4, "the buckets that count some")
+	assert.Equal(t, map[string]any{"from": "2030-04-29T09:00:00Z", "until": "2030-04-30T08:00:00Z", "entries": 1.0}, st.Due[0])
+	stdout, _, code = cellttl(with("stats", append(args, "-format", "json", "-all-buckets")...)...)
+	require.Equal(t, exitOK, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &st), stdout)
+	assert.Len(t, st.Due, 11, "every bucket")
+
+	for _, tt := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-schedule", "missing"}, exitUsage, `cellttl stats: ttl: unknown column family: schedule table "missing" does not exist`},
+		{[]string{"-schedule", "t"}, exitUsage, `cellttl stats: ttl: invalid option: table "t": the schedule table must be another table`},
+		{[]string{"-schedule", "sched", "-family", "v=seqnum:1"}, exitUsage, `family "v" (SequenceNumbers(1)) has no cell that expires at an instant`},
+	} {
+		stdout, stderr, code := cellttl(with("stats", tt.args...)...)
+		assert.Equal(t, tt.code, code, tt.msg)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, tt.msg)
 	}
 }

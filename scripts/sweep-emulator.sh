@@ -11,13 +11,20 @@
 # the sweep deletes what it reported, and afterwards neither cbt read nor
 # a raw read finds a cell that expired before the last round.
 #
+# The families are created with the table (ensure -create) and then given
+# their policy again with cbt: the emulator starts its GC loop only once a
+# family is modified, so GC runs during the whole test.
+#
 #   scripts/sweep-emulator.sh                 # ~4 minutes
 #   DELETE=1 SESSIONS=2000 scripts/sweep-emulator.sh
+#   SESSIONS=200 SPAN=30s PERIOD=3s MAX_LIFE=15s scripts/sweep-emulator.sh   # CI: ~1 minute
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SESSIONS=${SESSIONS:-1000}
 SPAN=${SPAN:-120s}      # sessions start over this span
 PERIOD=${PERIOD:-10s}   # the sweep's period
+MIN_LIFE=${MIN_LIFE:-10s}
+MAX_LIFE=${MAX_LIFE:-40s}
 DELETE=${DELETE:-0}
 PORT=${PORT:-8089}
 
@@ -41,7 +48,9 @@ fam=sess=grace:1h:onesecond
 "$emulator" -host 127.0.0.1 -port "$PORT" >"$dir/emulator.log" 2>&1 &
 emu=$!
 for _ in $(seq 50); do "${cbt[@]}" ls >/dev/null 2>&1 && break; sleep 0.1; done
-"$dir/cellttl" ensure -project p -instance i -table sessions -family "$fam" -apply >/dev/null
+"$dir/cellttl" ensure -project p -instance i -table sessions -family "$fam" -create -apply >/dev/null
+# Modify the family once, so that the emulator's GC loop runs.
+"${cbt[@]}" setgcpolicy sessions sess maxage=1h >/dev/null
 "${cbt[@]}" ls sessions
 
 del=()
@@ -57,7 +66,8 @@ start_sweep() {
 now() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
 
 start_sweep 0
-"$dir/sweepcheck" load -table sessions -family sess -sessions "$SESSIONS" -span "$SPAN" -ledger "$dir/ledger.json" &
+"$dir/sweepcheck" load -table sessions -family sess -sessions "$SESSIONS" -span "$SPAN" \
+	-min-life "$MIN_LIFE" -max-life "$MAX_LIFE" -ledger "$dir/ledger.json" &
 loader=$!
 span_s=${SPAN%s}
 : >"$dir/gaps"

@@ -8,6 +8,7 @@
 //	cellttl sweep … -format json | sweepcheck stamp -run K >>events
 //	sweepcheck judge -ledger FILE -events FILE -gaps FILE -bound D
 //	sweepcheck leftover -table T -family F -before RFC3339
+//	sweepcheck proxy -listen ADDR -to ADDR   (SIGUSR1 cuts it, SIGUSR2 restores it)
 //
 // load and leftover reach the emulator named by BIGTABLE_EMULATOR_HOST.
 package main
@@ -37,7 +38,7 @@ func main() {
 // a failure or a failed verdict, 2 for a bad command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: sweepcheck load|stamp|judge|leftover [flags]")
+		fmt.Fprintln(stderr, "usage: sweepcheck load|stamp|judge|leftover|proxy [flags]")
 		return 2
 	}
 	fs := flag.NewFlagSet("sweepcheck "+args[0], flag.ContinueOnError)
@@ -52,8 +53,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd = judgeCmd(fs, stdout)
 	case "leftover":
 		cmd = leftoverCmd(ctx, fs, stdout)
+	case "proxy":
+		cmd = proxyCmd(ctx, fs, stdout)
 	default:
-		fmt.Fprintf(stderr, "sweepcheck: unknown subcommand %q: want load, stamp, judge or leftover\n", args[0])
+		fmt.Fprintf(stderr, "sweepcheck: unknown subcommand %q: want load, stamp, judge, leftover or proxy\n", args[0])
 		return 2
 	}
 	if err := fs.Parse(args[1:]); err != nil {

@@ -120,6 +120,17 @@ func RewriteFilter(m ttl.Move, family string) bigtable.Filter {
 // dryRun it only counts. This is Rewrite's work for one row, for
 // pipelines that spread the rewrite over many machines.
 func RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family string, m ttl.Move, row bigtable.Row, now time.Time, dryRun bool) (Counts, error) {
+	return RewriteRowScheduled(ctx, tbl, nil, family, m, row, now, dryRun)
+}
+
+// RewriteRowScheduled is RewriteRow for a table with a schedule (package
+// schedule; Options.Schedule): before it rewrites the row's cells, it
+// writes the entries of those it will rewrite with an expiry to sched, the
+// schedule table, in one request. A failed entry write rewrites nothing
+// and returns its error: the row's cells are still old, and a retry
+// writes the entries, then rewrites them. A nil sched writes no entry; a
+// dry run writes nothing.
+func RewriteRowScheduled(ctx context.Context, tbl, sched bigtable.TableAPI, family string, m ttl.Move, row bigtable.Row, now time.Time, dryRun bool) (Counts, error) {
 	r, err := rules.Of(m)
 	if err != nil {
 		return Counts{}, err
@@ -129,6 +140,11 @@ func RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family string, m ttl
 	}
 	var done Counts
 	old, new, _ := r.Move.Sides()
+	if sched != nil && !rules.IsNilPointer(sched) && !dryRun {
+		if err := rowEntries(ctx, sched, family, old, new, row, now.Add(-m.Skew)); err != nil {
+			return done, err
+		}
+	}
 	for _, it := range row[family] { // by column, newest first: a newer cell moves before an older one
 		if !old.Span.Contains(it.Timestamp) {
 			continue

@@ -98,3 +98,25 @@ func (e *entryWriter) write(ctx context.Context, convs []conversion) error {
 	e.written.Add(int64(b.Len()))
 	return nil
 }
+
+// rowEntries writes to sched, in one request, the entries of the cells of
+// family in row that RewriteRow rewrites with an expiry: old cells live at
+// lagging whose new timestamp falls on the new side.
+func rowEntries(ctx context.Context, sched bigtable.TableAPI, family string, old, new rules.Side, row bigtable.Row, lagging time.Time) error {
+	var b schedule.Batch
+	for _, it := range row[family] {
+		if !old.Span.Contains(it.Timestamp) || !old.LiveAt(it.Timestamp, 0, lagging) {
+			continue
+		}
+		if to, ok := old.Restamp(new, it.Timestamp); ok {
+			if t, ok := new.Expiry(to); ok {
+				b.Add(row.Key(), t)
+			}
+		}
+	}
+	if err := b.Write(ctx, sched); err != nil {
+		return fmt.Errorf("move: row %q: writing %s before rewriting its cells: none of them was rewritten: %w",
+			row.Key(), text.Plural(b.Len(), "schedule entry", "schedule entries"), err)
+	}
+	return nil
+}

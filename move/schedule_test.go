@@ -200,3 +200,43 @@ func TestNewRefusesSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteRowScheduled checks that RewriteRowScheduled writes the
+// entries of the cells it rewrites before them, and that a failed entry
+// write rewrites nothing and a retry of the row rewrites every cell.
+func TestRewriteRowScheduled(t *testing.T) {
+	ctx := context.Background()
+	x := newMoveTable(t, nil)
+	sched := &flakySchedule{TableAPI: x.scheduleTable()}
+	m := ttl.Move{To: ttl.OneSecond(), Start: start, Old: ttl.For(2 * time.Hour)}
+	x.put("r", "c", "v", testkit.MS(start.Add(-time.Hour)))
+	x.put("r", "d", "v", testkit.MS(start.Add(-90*time.Minute)))
+	x.put("r", "e", "v", testkit.MS(start.Add(-3*time.Hour))) // expired
+	read := func() bigtable.Row {
+		row, err := x.raw.ReadRow(ctx, "r", bigtable.RowFilter(move.RewriteFilter(m, "f")))
+		require.NoError(t, err)
+		return row
+	}
+	now := start.Add(time.Minute)
+
+	n, err := move.RewriteRowScheduled(ctx, x.raw, sched, "f", m, read(), now, true)
+	require.NoError(t, err)
+	assert.Equal(t, move.Counts{Rewritten: 2, Expired: 1}, n)
+	assert.Zero(t, sched.writes.Load(), "a dry run writes no entry")
+
+	sched.broken.Store(true)
+	n, err = move.RewriteRowScheduled(ctx, x.raw, sched, "f", m, read(), now, false)
+	require.ErrorIs(t, err, errScheduleDown)
+	assert.Contains(t, err.Error(), `move: row "r": writing 2 schedule entries before rewriting its cells: none of them was rewritten: `)
+	assert.Equal(t, move.Counts{}, n)
+	assert.Equal(t, []bigtable.Timestamp{testkit.MS(start.Add(-time.Hour))}, x.stamps("r", "c"), "nothing rewritten")
+
+	sched.broken.Store(false)
+	n, err = move.RewriteRowScheduled(ctx, x.raw, sched, "f", m, read(), now, false)
+	require.NoError(t, err)
+	assert.Equal(t, move.Counts{Rewritten: 2, Expired: 1}, n)
+	kc, tc := entry("r", start.Add(time.Hour))
+	kd, td := entry("r", start.Add(30*time.Minute))
+	assert.Equal(t, map[string]bigtable.Timestamp{kc: tc, kd: td}, entries(t, sched))
+	assert.Equal(t, []bigtable.Timestamp{testkit.MS(start.Add(time.Hour))}, x.stamps("r", "c"))
+}

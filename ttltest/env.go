@@ -20,8 +20,8 @@ import (
 // that makes its own clients (with BIGTABLE_EMULATOR_HOST set to
 // Env.Addr).
 const (
-	Project  = emulator.Project
-	Instance = emulator.Instance
+	Project  = "proj"
+	Instance = "inst"
 )
 
 // An Env is an in-process Bigtable emulator holding one table whose

@@ -29,7 +29,7 @@ const DefaultGCLag = 7 * 24 * time.Hour
 // that are plainly wrong at once, and so that the emulator's own GC,
 // which runs on the real clock, never reaches a cell stamped by the
 // Env's clock (see the package doc).
-var DefaultStart = time.Date(2100, time.January, 1, 0, 0, 0, 0, time.UTC)
+var DefaultStart time.Time = time.Date(2100, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // An Option configures an Env; pass it to [New] or [Start].
 type Option interface {

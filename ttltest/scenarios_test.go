@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/bigtable"
+
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/sweep"
 	"github.com/cellttl/ttl/ttltest"
@@ -241,5 +243,34 @@ func TestSweepMissesPastGrace(t *testing.T) {
 	rep, err := sw.Once(ctx, func(_ context.Context, es []sweep.Event) error { n += len(es); return nil })
 	if err != nil || n != 0 || len(rep.Missed) != 1 || rep.Complete() {
 		t.Fatalf("a sweep 3h late: %d events, report %v, %v; want none, and the span missed reported", n, rep, err)
+	}
+}
+
+// TestOwnClient: code under test that makes its own client, from
+// BIGTABLE_EMULATOR_HOST, reaches the Env's table, and FastForward
+// collects what it writes.
+func TestOwnClient(t *testing.T) {
+	ctx := context.Background()
+	env := ttltest.New(t, map[string]ttl.Strategy{"sess": ttl.OneSecond()}, ttltest.WithGCLag(0))
+	t.Setenv("BIGTABLE_EMULATOR_HOST", env.Addr)
+	client, err := bigtable.NewClientWithConfig(ctx, ttltest.Project, ttltest.Instance,
+		bigtable.ClientConfig{MetricsProvider: bigtable.NoopMetricsProvider{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	tbl, err := ttl.NewTable(client.Open(env.Name), map[string]ttl.Strategy{"sess": ttl.OneSecond()}, ttl.WithClock(env.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (sessions{tbl: tbl}).login(ctx, "alice", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if row, err := env.Table.ReadRow(ctx, "alice"); err != nil || len(row) != 1 {
+		t.Fatalf("the Env's Table reads %v, %v; want the session of the other client", row, err)
+	}
+	env.FastForward(sessionLife + time.Second + time.Millisecond)
+	if row, err := env.Raw.ReadRow(ctx, "alice"); err != nil || len(row) != 0 {
+		t.Fatalf("raw after expiry and GC: %v, %v; want nothing", row, err)
 	}
 }

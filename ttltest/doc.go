@@ -22,7 +22,9 @@
 // clock starts at a fixed instant, [DefaultStart] (1 January 2100), and
 // moves only when the test calls [Env.FastForward]. Code under test that
 // builds its own ttl.Table passes ttl.WithClock(env.Now); a sweep,
-// sweep.Options{Now: env.Now}. Outside a test (examples, TestMain),
+// sweep.Options{Now: env.Now}, run with Once after each FastForward
+// (Every waits between rounds on the real clock). Outside a test
+// (examples, TestMain),
 // [Start] returns the Env and its errors, and the caller closes it.
 //
 // # Garbage collection, and why it lags
@@ -42,9 +44,10 @@
 // library's reads it is gone at once.
 //
 // [Env.CollectGarbage] is the other extreme: it removes everything GC may
-// remove at the clock's now, for tests of physical deletion (what cbt, an
-// export or a sweep's Report.Missed sees once GC has run). Code that is
-// right passes whichever has happened; a test of it can call both.
+// remove at the clock's now, for tests of physical deletion (what cbt or
+// an export sees once GC has run, what a sweep that falls behind its
+// grace misses). Code that is right passes whichever has happened; a
+// test of it can call both.
 //
 // What GC may delete is Bigtable's rule for each family's policy as the
 // table has it when the collection runs (so a test that changes a

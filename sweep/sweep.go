@@ -131,6 +131,32 @@ type Options struct {
 	// refused: a sweep reports every expiry.
 	Scan scan.Options
 
+	// Schedule, when not nil, is the data table's schedule (package
+	// schedule), which writers given ttl.WithSchedule fill beside the
+	// data, opened with a data client; ScheduleTable is its name. Each
+	// round then reads the entries of the seconds it covers and only the
+	// rows they name, instead of the whole table, and judges each row as
+	// a scanning round does: it reports what a scanning round reports of
+	// those rows, and a stale entry nothing. A cell written without an
+	// entry (by cbt, another language, an import) is not reported: run a
+	// Reconcile sweep beside it. With Delete, a round also deletes the
+	// entries it served. With an admin client, a round refuses a schedule
+	// table without family schedule.Family, or whose GC keeps entries
+	// shorter than the families keep expired cells (schedule.Policy).
+	Schedule      bigtable.TableAPI
+	ScheduleTable string
+
+	// Reconcile, with Schedule, makes each round a scanning round that
+	// delivers only the events the schedule holds no entry for: an event
+	// is scheduled when the schedule holds the entry of its cell (for a
+	// column or row event, of the cell that expired last), which a
+	// scheduled sweep then reports. It counts them in Report.Unscheduled.
+	// With Delete it deletes the expired cells only of the rows none of
+	// whose expired cells has an entry, which a scheduled sweep has yet
+	// to read. Run it at a long period (a day) within the families'
+	// grace, with a checkpoint of its own.
+	Reconcile bool
+
 	// MeterProvider, if not nil, records the sweep's rounds, the events
 	// delivered and their delay after expiry, the rows deleted in and
 	// the spans missed (docs/metrics.md), and is passed on to the scans
@@ -215,7 +241,7 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 	}
 	s.o.Scan.Table = cmp.Or(s.o.Scan.Table, table)
 	s.o.Scan.Work = cmp.Or(s.o.Scan.Work, "sweep")
-	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity)
+	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity) + s.scheduleWork()
 	m, err := newMetrics(opts.MeterProvider, table, s.fams)
 	if err != nil {
 		return nil, fmt.Errorf("sweep.New: %w", err)
@@ -239,6 +265,9 @@ func (s *Sweeper) checkOptions(now time.Time) error {
 			ttl.ErrInvalidOption, o.Since.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 	case o.Scan.Sample > 0:
 		return fmt.Errorf("%w: a sweep reports every expiry: it reads the whole table, not a sample", ttl.ErrInvalidOption)
+	}
+	if err := s.checkSchedule(); err != nil {
+		return err
 	}
 	return o.Scan.Check()
 }

@@ -314,8 +314,11 @@ func (s *Sweeper) Once(ctx context.Context, deliver Deliver) (*Report, error) {
 }
 
 // Every runs a round (see Once) every period until ctx is done, and
-// returns ctx's error then. A round that takes longer than period is
-// followed at once by the next. Each round's report and error go to
+// returns ctx's error then. A round is due a period after the round
+// before it ended, its watermark then behind the margin: the round after
+// one that took longer than period, or that resumed a round an outage
+// left (whose window ended long ago), starts at once; after a round that
+// failed, the next waits a period from that round's start. Each round's report and error go to
 // report, when not nil (the report is nil when the round could not begin,
 // as for Once); a round that fails is resumed by the next, except
 // that an error no retry can heal (one wrapping ttl.ErrInvalidOption,
@@ -340,12 +343,28 @@ func (s *Sweeper) Every(ctx context.Context, period time.Duration, deliver Deliv
 		if errors.Is(err, ttl.ErrInvalidOption) || errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrNilArgument) {
 			return err
 		}
-		if wait := period - s.now().Sub(start); wait > 0 {
+		if wait := s.due(start, period, r, err).Sub(s.now()); wait > 0 {
 			if err := s.sleep(ctx, wait); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// due returns when the round after one that began at start, and returned
+// rep and err, is due: a period after start, or sooner, once the next
+// window (up to now less the margin) would span a period after the
+// watermark the round left, rep.Until. A round begun now ends its window
+// at now less the margin, so the two agree, but a round that resumed one
+// an outage interrupted ends the window of that round, long before: the
+// next is due at once, and catches up. After a round that failed, a
+// period after start.
+func (s *Sweeper) due(start time.Time, period time.Duration, rep *Report, err error) time.Time {
+	due := start.Add(period)
+	if err != nil || rep == nil {
+		return due
+	}
+	return minTime(due, rep.Until.Add(s.o.Margin+period))
 }
 
 // sleep waits d, or until ctx is done.

@@ -42,6 +42,14 @@
 //     that cannot reach a live cell, so that readers that do not use this
 //     module (cbt, SQL, exports) stop seeing expired data.
 //
+// A round filters by timestamp on the server, but Bigtable has no index
+// by timestamp: the server reads the whole table each round. Given the
+// table's schedule (package schedule, Options.Schedule), a round reads
+// instead the entries of the seconds it covers and only the rows they
+// name, so that it costs what expires, not the table; a reconcile sweep
+// (Options.Reconcile), a scan at a long period, reports what was written
+// without entries.
+//
 // A family in a strategy move is swept by each side's rule. A family under
 // SequenceNumbers is refused: a version is superseded by newer ones, not
 // expired at an instant, and Bigtable records no time at which it was.

@@ -77,12 +77,12 @@ func (r *run) schedulePolicy(ctx context.Context, policies map[string]bigtable.G
 		if ok && keep <= age {
 			continue
 		}
-		kept := "until deleted"
+		kept, fix := "until deleted", "no MaxAge"
 		if ok {
-			kept = keep.String() + " after expiry"
+			kept, fix = keep.String()+" after expiry", fmt.Sprintf("schedule.Policy(%v)", keep)
 		}
-		return fmt.Errorf("%w: sweep: schedule table %q keeps entries %v (family %q, GC policy %v), but family %q of table %q keeps expired cells %s: a sweep that fell behind would find cells without their entries; give family %q of the schedule a policy such as schedule.Policy(%v)",
-			ttl.ErrFamilyMismatch, name, age, schedule.Family, p, f.name, s.table, kept, schedule.Family, max(keep, age))
+		return fmt.Errorf("%w: sweep: schedule table %q keeps entries %v (family %q, GC policy %v), but family %q of table %q keeps expired cells %s: a sweep that fell behind would find cells without their entries; give family %q of the schedule a policy of %s",
+			ttl.ErrFamilyMismatch, name, age, schedule.Family, p, f.name, s.table, kept, schedule.Family, fix)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func TestScheduleBadInputs(t *testing.T) {
 	}{
 		{"nope", `schedule table "nope" of table "t" does not exist`},
 		{"nofamily", `schedule table "nofamily" has no family "e"`},
-		{"short", `schedule table "short" keeps entries 1m0s (family "e", GC policy age() > 1m), but family "sess" of table "t" keeps expired cells 1h0m0s after expiry`},
+		{"short", `schedule table "short" keeps entries 1m0s (family "e", GC policy age() > 1m), but family "sess" of table "t" keeps expired cells 1h0m0s after expiry: a sweep that fell behind would find cells without their entries; give family "e" of the schedule a policy of schedule.Policy(1h0m0s)`},
 	} {
 		cp := scan.MemoryCheckpoint()
 		var c collector
@@ -78,7 +78,7 @@ func TestSchedulePolicyNoAge(t *testing.T) {
 	require.NoError(t, f.e.Admin.SetGCPolicy(ctx, "t", "sess", bigtable.MaxVersionsPolicy(5)))
 	_, err := f.scheduled(t, sweep.Options{}).Once(ctx, (&collector{}).deliver)
 	assert.ErrorIs(t, err, ttl.ErrFamilyMismatch)
-	assert.ErrorContains(t, err, `keeps expired cells until deleted`)
+	assert.ErrorContains(t, err, `keeps expired cells until deleted: a sweep that fell behind would find cells without their entries; give family "e" of the schedule a policy of no MaxAge`)
 
 	require.NoError(t, f.e.Admin.SetGCPolicy(ctx, "s", schedule.Family, bigtable.MaxVersionsPolicy(1)))
 	_, err = f.scheduled(t, sweep.Options{}).Once(ctx, (&collector{}).deliver)

@@ -11,6 +11,13 @@ import (
 // returns what was read, by the counting rules (see Stats). It stops at
 // the first error each returns, and returns it.
 func ReadShard(ctx context.Context, data bigtable.TableAPI, s Shard, filter bigtable.Filter, c *Counter, each func(bigtable.Row) error) (Stats, error) {
+	return ReadSet(ctx, data, s.RowSet(), filter, c, each)
+}
+
+// ReadSet is ReadShard for any set of rows, such as a bigtable.RowList of
+// the rows an index names: it reads them in one request, counted as
+// ReadShard counts a shard's.
+func ReadSet(ctx context.Context, data bigtable.TableAPI, set bigtable.RowSet, filter bigtable.Filter, c *Counter, each func(bigtable.Row) error) (Stats, error) {
 	if c == nil {
 		c = new(Counter)
 	}
@@ -41,7 +48,7 @@ func ReadShard(ctx context.Context, data bigtable.TableAPI, s Shard, filter bigt
 		rows, items, cells = 0, 0, 0
 	}
 	var failed error
-	err := data.ReadRows(ctx, s.RowSet(), func(r bigtable.Row) bool {
+	err := data.ReadRows(ctx, set, func(r bigtable.Row) bool {
 		n, raw, size := rowSize(r)
 		// Seen before returned: a progress that reads returned first
 		// never finds more returned than seen.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -284,4 +286,122 @@ func sweepDelays(b *testing.B, tbl bigtable.TableAPI) []time.Duration {
 		b.Fatal(failed, err)
 	}
 	return delays
+}
+
+// What a round costs as the table grows (docs/benchmarks.md, "Sweeps").
+// BenchmarkSweepScale runs rounds of 1,000 expiries (scaleRound cells,
+// sweepColumns a row, the cells of a row expiring together) on a table of
+// 100,000 and of 1,000,000 cells, the rest of which expire a day later:
+// through the schedule (mode=schedule), whose round reads the entries of
+// its seconds and the rows they name, and by a scan (mode=scan), which
+// makes the server read the whole table. Each op is one round; besides
+// time and allocations it reports
+//
+//	read-cells/op  the cells the server read for the round, entries
+//	               included (Report.Read.CellsSeen)
+//
+//	go test -run '^$' -bench '^BenchmarkSweepScale$' -benchtime 1x ./sweep
+const (
+	scaleRound  = 1000   // cells that expire in each round
+	scaleRounds = 10     // rounds the table holds expiries for; an op sweeps one of them
+	scaleStride = 104729 // a prime: spreads the rows that expire over the table
+)
+
+func BenchmarkSweepScale(b *testing.B) {
+	for _, cells := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("cells=%d", cells), func(b *testing.B) {
+			e := emulator.StartForTest(b)
+			start := time.Now()
+			data, sched := scaleTables(b, e, cells)
+			b.Logf("loaded %d cells and their entries in %v", cells, time.Since(start).Round(time.Millisecond))
+			runtime.GC() // the load's garbage is not the rounds'
+			for _, mode := range []string{"schedule", "scan"} {
+				b.Run("mode="+mode, func(b *testing.B) {
+					opts := sweep.Options{}
+					if mode == "schedule" {
+						opts.Schedule, opts.ScheduleTable = sched, "s"
+					}
+					var seen int
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := range b.N {
+						// Op i sweeps the window of round i%scaleRounds afresh.
+						from := sweepFrom.Add(time.Duration(i%scaleRounds) * sweepPeriod)
+						now := from.Add(sweepPeriod + sweep.DefaultMargin)
+						opts.Now, opts.Since = func() time.Time { return now }, from
+						s, err := sweep.New(nil, data, "t", sweepFamilies, opts)
+						if err != nil {
+							b.Fatal(err)
+						}
+						var events int
+						r, err := s.Once(context.Background(), func(_ context.Context, ev []sweep.Event) error {
+							events += len(ev)
+							return nil
+						})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if !r.Complete() || events != scaleRound {
+							b.Fatalf("%d events, %v; want %d", events, r, scaleRound)
+						}
+						seen += r.Read.CellsSeen
+					}
+					b.StopTimer()
+					b.ReportMetric(float64(seen)/float64(b.N), "read-cells/op")
+				})
+			}
+		})
+	}
+}
+
+// scaleTables creates table "t" with the family of sweepStrategy and its
+// schedule "s", and loads them: cells cells, sweepColumns a row, 100-byte
+// values, and one entry a row. The rows that expire in round k (k <
+// scaleRounds) expire in the k-th sweepPeriod after sweepFrom, scaleRound
+// cells a round; the others a day later.
+func scaleTables(b *testing.B, e *emulator.Emulator, cells int) (data, sched bigtable.TableAPI) {
+	b.Helper()
+	ctx := context.Background()
+	for name, fam := range map[string]string{"t": sweepFamily, "s": schedule.Family} {
+		if err := e.Admin.CreateTableFromConf(ctx, &bigtable.TableConf{TableID: name, ColumnFamilies: map[string]bigtable.Family{
+			fam: {GCPolicy: sweepStrategy.GCPolicy()},
+		}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	data, sched = e.Client.Open("t"), e.Client.Open("s")
+	rows := cells / sweepColumns
+	perRound := scaleRound / sweepColumns
+	expiry := func(row int) time.Time {
+		if k := row / perRound; k < scaleRounds {
+			return sweepFrom.Add(time.Duration(k)*sweepPeriod + time.Duration(row%perRound)*sweepPeriod/time.Duration(perRound) + time.Millisecond)
+		}
+		return sweepFrom.Add(24*time.Hour + time.Duration(row)*time.Millisecond)
+	}
+	value := make([]byte, sweepValue)
+	const chunk = 5000 // rows a request
+	var entries schedule.Batch
+	for first := 0; first < rows; first += chunk {
+		n := min(chunk, rows-first)
+		keys := make([]string, n)
+		muts := make([]*bigtable.Mutation, n)
+		entries.Reset()
+		for i := range keys {
+			row := first + i
+			keys[i] = fmt.Sprintf("r%07d", row*scaleStride%rows)
+			at := expiry(row)
+			entries.Add(keys[i], at)
+			muts[i] = bigtable.NewMutation()
+			for c := range sweepColumns {
+				muts[i].Set(sweepFamily, fmt.Sprint("c", c), bigtable.Time(at), value)
+			}
+		}
+		if err := entries.Write(ctx, sched); err != nil {
+			b.Fatal(err)
+		}
+		if errs, err := data.ApplyBulk(ctx, keys, muts); err != nil || errs != nil {
+			b.Fatal(err, errs)
+		}
+	}
+	return data, sched
 }

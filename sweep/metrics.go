@@ -33,8 +33,8 @@ const (
 
 // metrics records a sweep's measurements. A nil *metrics records nothing.
 type metrics struct {
-	rounds, events, deletes, missed metric.Int64Counter
-	delay                           metric.Float64Histogram
+	rounds, events, deletes, missed, unscheduledEvents metric.Int64Counter
+	delay                                              metric.Float64Histogram
 
 	table    metric.MeasurementOption            // table
 	family   map[string]metric.MeasurementOption // table, family, for each family swept
@@ -56,7 +56,9 @@ func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics,
 		meters.Counter{Name: "cellttl.sweep.deletes", Unit: "{row}",
 			Description: "Rows in which a sweep that deletes (Options.Delete) deleted expired cells."},
 		meters.Counter{Name: "cellttl.sweep.missed", Unit: "{round}",
-			Description: "Calls of Once whose report says GC may have deleted cells of the family that expired in the round before the sweep read them."})
+			Description: "Calls of Once whose report says GC may have deleted cells of the family that expired in the round before the sweep read them."},
+		meters.Counter{Name: "cellttl.sweep.unscheduled", Unit: "{event}",
+			Description: "Events a reconcile sweep delivered that had no entry in the schedule: written by a writer that does not schedule."})
 	if err != nil {
 		return nil, fmt.Errorf("%w: sweep.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
 	}
@@ -67,7 +69,7 @@ func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics,
 		return nil, fmt.Errorf("%w: sweep.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
 	}
 	base := []attribute.KeyValue{attribute.String("cellttl.table", table)}
-	m := &metrics{rounds: cs[0], events: cs[1], deletes: cs[2], missed: cs[3], delay: delay,
+	m := &metrics{rounds: cs[0], events: cs[1], deletes: cs[2], missed: cs[3], unscheduledEvents: cs[4], delay: delay,
 		table: meters.Attributes(base), family: map[string]metric.MeasurementOption{}, outcomes: map[string]metric.MeasurementOption{}}
 	for _, f := range fams {
 		m.family[f.name] = meters.Attributes(base, attribute.String("cellttl.family", f.name))
@@ -87,6 +89,17 @@ func (m *metrics) delivered(ctx context.Context, events []Event, now time.Time) 
 		at := m.family[e.Family]
 		m.events.Add(ctx, 1, at)
 		m.delay.Record(ctx, now.Sub(e.Expired).Seconds(), at)
+	}
+}
+
+// unscheduled records events a reconcile round delivered: none of them
+// had an entry in the schedule.
+func (m *metrics) unscheduled(ctx context.Context, events []Event) {
+	if m == nil {
+		return
+	}
+	for _, e := range events {
+		m.unscheduledEvents.Add(ctx, 1, m.family[e.Family])
 	}
 }
 

@@ -33,6 +33,11 @@ type Report struct {
 	// Expired counts the cells found expired in the window, in the rows
 	// read; their bytes include values only when the sweep reads them.
 	Expired scan.Count `json:"expired"`
+	// Unscheduled is, for a reconcile round (Options.Reconcile), the
+	// number of events it delivered: those with no entry in the schedule,
+	// which a scheduled sweep does not report. Above zero, some writer
+	// writes without entries (cbt, another language, an import).
+	Unscheduled int64 `json:"unscheduled"`
 	// Deleted is the number of rows in which a sweep that deletes
 	// (Options.Delete) deleted expired cells.
 	Deleted int64 `json:"deleted"`
@@ -93,6 +98,9 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "  %s delivered; %s expired (%s)", text.Plural(int(r.Events), r.Granularity.String()+" event", r.Granularity.String()+" events"),
 		text.Plural(int(r.Expired.Cells), "cell", "cells"), text.Bytes(r.Expired.Bytes))
+	if r.Unscheduled > 0 {
+		fmt.Fprintf(&b, ", %d with no entry in the schedule", r.Unscheduled)
+	}
 	if r.Deleted > 0 {
 		fmt.Fprintf(&b, ", deleted in %s", text.Plural(int(r.Deleted), "row", "rows"))
 	}

@@ -8,12 +8,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
-	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
-	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
 
@@ -29,6 +25,9 @@ type tally struct {
 	Events  int64      `json:"events"`
 	Expired scan.Count `json:"expired"`
 	Deleted int64      `json:"deleted"`
+	// Unscheduled counts the events of a reconcile round: those with no
+	// entry in the schedule.
+	Unscheduled int64 `json:"unscheduled,omitempty"`
 }
 
 // add adds o to t.
@@ -36,6 +35,7 @@ func (t *tally) add(o tally) {
 	t.Events += o.Events
 	t.Expired.Add(o.Expired)
 	t.Deleted += o.Deleted
+	t.Unscheduled += o.Unscheduled
 }
 
 // A run is one call of Sweeper.Once.
@@ -95,7 +95,7 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		if !ok {
 			return &Report{Table: s.table, Granularity: s.o.Granularity, From: next.From, Until: next.From}, nil
 		}
-		shards, err := scan.Shards(ctx, s.data)
+		shards, err := r.split(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -148,35 +148,6 @@ func (r *run) next(began bool, st state) (state, bool, error) {
 	return state{From: from, Until: end}, true, nil
 }
 
-// policies returns the GC policy of each family: as the table has it,
-// read through the admin client, or the strategy's own without one. A
-// family the table does not have is refused with ttl.ErrFamilyMismatch.
-func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error) {
-	s := r.s
-	out := map[string]bigtable.GCPolicy{}
-	if s.admin == nil {
-		for _, f := range s.fams {
-			out[f.name] = f.s.GCPolicy()
-		}
-		return out, nil
-	}
-	found, err := policy.Policies(ctx, s.admin, s.table)
-	if status.Code(err) == codes.NotFound {
-		return nil, fmt.Errorf("sweep: table %q does not exist: %w", s.table, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sweep: reading the GC policies of table %q: %w", s.table, err)
-	}
-	for _, f := range s.fams {
-		p, ok := found[f.name]
-		if !ok {
-			return nil, fmt.Errorf("%w: table %q has no family %q to sweep", ttl.ErrFamilyMismatch, s.table, f.name)
-		}
-		out[f.name] = p
-	}
-	return out, nil
-}
-
 // finished reports whether every shard of a round is done.
 func finished(shards []scan.ShardRecord) bool {
 	for _, s := range shards {
@@ -224,33 +195,50 @@ func (r *run) shard(ctx context.Context, i int, c *scan.Counter) error {
 			return fmt.Errorf("sweep: the checkpoint's shard %v: %w", rec.Shard, err)
 		}
 	}
+	if r.s.scheduled() {
+		return r.salt(ctx, i, rec.After, &t, c)
+	}
 	sh := rec.Shard
 	if rec.After != "" {
 		sh.Start = rec.After + "\x00" // the first key after it
 	}
 	b := batch{after: rec.After}
 	read, err := scan.ReadShard(ctx, r.s.data, sh, r.filter, c, func(row bigtable.Row) error {
-		cols := r.round.columnsOf(row)
-		b.events = append(b.events, r.round.events(row.Key(), cols)...)
-		b.tally.Expired.Add(r.round.count(row.Key(), cols))
-		if r.s.o.Delete {
-			if m := r.round.deletes(cols); m != nil {
-				b.keys, b.muts = append(b.keys, row.Key()), append(b.muts, m)
-			}
-		}
-		b.after = row.Key()
-		if len(b.events) >= r.s.o.Batch || len(b.keys) >= r.s.o.Batch {
-			return r.flush(ctx, i, &t, &b, false)
-		}
-		return nil
+		return r.judge(ctx, i, &t, &b, row)
 	})
-	r.mu.Lock()
-	r.read.Add(read)
-	r.mu.Unlock()
+	r.addRead(read)
 	if err != nil {
 		return err
 	}
 	return r.flush(ctx, i, &t, &b, true)
+}
+
+// judge adds what row, read through the round's filter, holds to b: its
+// events, its expired cells, its deletions; and flushes b once full.
+func (r *run) judge(ctx context.Context, i int, t *tally, b *batch, row bigtable.Row) error {
+	cols := r.round.columnsOf(row)
+	b.events = append(b.events, r.round.events(row.Key(), cols)...)
+	b.tally.Expired.Add(r.round.count(row.Key(), cols))
+	if r.s.o.Delete {
+		if m := r.round.deletes(cols); m != nil {
+			b.keys, b.muts = append(b.keys, row.Key()), append(b.muts, m)
+			if r.s.o.Reconcile {
+				b.expiries = append(b.expiries, expiries(cols))
+			}
+		}
+	}
+	b.after = row.Key()
+	if b.full(r.s.o.Batch) {
+		return r.flush(ctx, i, t, b, false)
+	}
+	return nil
+}
+
+// addRead adds what a read read to the run's.
+func (r *run) addRead(read scan.Stats) {
+	r.mu.Lock()
+	r.read.Add(read)
+	r.mu.Unlock()
 }
 
 // A batch is what a shard read since its last record: the events to
@@ -261,6 +249,14 @@ type batch struct {
 	muts   []*bigtable.Mutation
 	tally  tally
 	after  string
+
+	expiries [][]time.Time // of the expired cells of each row of keys, for a reconcile round
+	entries  []string      // the schedule's entries served, to delete
+}
+
+// full reports whether the batch holds n events, deletions or entries.
+func (b *batch) full(n int) bool {
+	return len(b.events) >= n || len(b.keys) >= n || len(b.entries) >= n
 }
 
 // flush delivers the batch, makes its deletions, and records it, adding
@@ -288,11 +284,19 @@ func (r *run) flush(ctx context.Context, i int, t *tally, b *batch, done bool) e
 
 // flushLocked is flush, with r.flushing held.
 func (r *run) flushLocked(ctx context.Context, i int, t *tally, b *batch, done bool) error {
+	if r.s.o.Reconcile {
+		if err := r.reconcile(ctx, b); err != nil {
+			return err
+		}
+	}
 	if len(b.events) > 0 {
 		if err := r.deliver(ctx, b.events); err != nil {
 			return fmt.Errorf("sweep: delivering %s: %w", text.Plural(len(b.events), "event", "events"), err)
 		}
 		r.s.m.delivered(ctx, b.events, r.s.now())
+		if r.s.o.Reconcile {
+			r.s.m.unscheduled(ctx, b.events)
+		}
 	}
 	if len(b.keys) > 0 {
 		errs, err := r.s.data.ApplyBulk(ctx, b.keys, b.muts)
@@ -305,6 +309,9 @@ func (r *run) flushLocked(ctx context.Context, i int, t *tally, b *batch, done b
 			}
 		}
 		r.s.m.deleted(ctx, len(b.keys))
+	}
+	if err := r.unschedule(ctx, b.entries); err != nil {
+		return err
 	}
 	b.tally.Events, b.tally.Deleted = int64(len(b.events)), int64(len(b.keys))
 	t.add(b.tally)
@@ -347,7 +354,7 @@ func (r *run) report(resumed bool, policies map[string]bigtable.GCPolicy) *Repor
 			rep.Read.ShardsRead++
 		}
 	}
-	rep.Events, rep.Expired, rep.Deleted = total.Events, total.Expired, total.Deleted
+	rep.Events, rep.Expired, rep.Deleted, rep.Unscheduled = total.Events, total.Expired, total.Deleted, total.Unscheduled
 	now := r.s.now()
 	for _, f := range r.s.fams {
 		keep, ok := f.keep(policies[f.name])

@@ -42,6 +42,14 @@
 //     that cannot reach a live cell, so that readers that do not use this
 //     module (cbt, SQL, exports) stop seeing expired data.
 //
+// A round filters by timestamp on the server, but Bigtable has no index
+// by timestamp: the server reads the whole table each round. Given the
+// table's schedule (package schedule, Options.Schedule), a round reads
+// instead the entries of the seconds it covers and only the rows they
+// name, so that it costs what expires, not the table; a reconcile sweep
+// (Options.Reconcile), a scan at a long period, reports what was written
+// without entries.
+//
 // A family in a strategy move is swept by each side's rule. A family under
 // SequenceNumbers is refused: a version is superseded by newer ones, not
 // expired at an instant, and Bigtable records no time at which it was.
@@ -131,6 +139,32 @@ type Options struct {
 	// refused: a sweep reports every expiry.
 	Scan scan.Options
 
+	// Schedule, when not nil, is the data table's schedule (package
+	// schedule), which writers given ttl.WithSchedule fill beside the
+	// data, opened with a data client; ScheduleTable is its name. Each
+	// round then reads the entries of the seconds it covers and only the
+	// rows they name, instead of the whole table, and judges each row as
+	// a scanning round does: it reports what a scanning round reports of
+	// those rows, and a stale entry nothing. A cell written without an
+	// entry (by cbt, another language, an import) is not reported: run a
+	// Reconcile sweep beside it. With Delete, a round also deletes the
+	// entries it served. With an admin client, a round refuses a schedule
+	// table without family schedule.Family, or whose GC keeps entries
+	// shorter than the families keep expired cells (schedule.Policy).
+	Schedule      bigtable.TableAPI
+	ScheduleTable string
+
+	// Reconcile, with Schedule, makes each round a scanning round that
+	// delivers only the events the schedule holds no entry for: an event
+	// is scheduled when the schedule holds the entry of its cell (for a
+	// column or row event, of the cell that expired last), which a
+	// scheduled sweep then reports. It counts them in Report.Unscheduled.
+	// With Delete it deletes the expired cells only of the rows none of
+	// whose expired cells has an entry, which a scheduled sweep has yet
+	// to read. Run it at a long period (a day) within the families'
+	// grace, with a checkpoint of its own.
+	Reconcile bool
+
 	// MeterProvider, if not nil, records the sweep's rounds, the events
 	// delivered and their delay after expiry, the rows deleted in and
 	// the spans missed (docs/metrics.md), and is passed on to the scans
@@ -215,7 +249,7 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 	}
 	s.o.Scan.Table = cmp.Or(s.o.Scan.Table, table)
 	s.o.Scan.Work = cmp.Or(s.o.Scan.Work, "sweep")
-	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity)
+	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity) + s.scheduleWork()
 	m, err := newMetrics(opts.MeterProvider, table, s.fams)
 	if err != nil {
 		return nil, fmt.Errorf("sweep.New: %w", err)
@@ -239,6 +273,9 @@ func (s *Sweeper) checkOptions(now time.Time) error {
 			ttl.ErrInvalidOption, o.Since.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 	case o.Scan.Sample > 0:
 		return fmt.Errorf("%w: a sweep reports every expiry: it reads the whole table, not a sample", ttl.ErrInvalidOption)
+	}
+	if err := s.checkSchedule(); err != nil {
+		return err
 	}
 	return o.Scan.Check()
 }
@@ -285,8 +322,11 @@ func (s *Sweeper) Once(ctx context.Context, deliver Deliver) (*Report, error) {
 }
 
 // Every runs a round (see Once) every period until ctx is done, and
-// returns ctx's error then. A round that takes longer than period is
-// followed at once by the next. Each round's report and error go to
+// returns ctx's error then. A round is due a period after the round
+// before it ended, its watermark then behind the margin: the round after
+// one that took longer than period, or that resumed a round an outage
+// left (whose window ended long ago), starts at once; after a round that
+// failed, the next waits a period from that round's start. Each round's report and error go to
 // report, when not nil (the report is nil when the round could not begin,
 // as for Once); a round that fails is resumed by the next, except
 // that an error no retry can heal (one wrapping ttl.ErrInvalidOption,
@@ -311,12 +351,28 @@ func (s *Sweeper) Every(ctx context.Context, period time.Duration, deliver Deliv
 		if errors.Is(err, ttl.ErrInvalidOption) || errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrNilArgument) {
 			return err
 		}
-		if wait := period - s.now().Sub(start); wait > 0 {
+		if wait := s.due(start, period, r, err).Sub(s.now()); wait > 0 {
 			if err := s.sleep(ctx, wait); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// due returns when the round after one that began at start, and returned
+// rep and err, is due: a period after start, or sooner, once the next
+// window (up to now less the margin) would span a period after the
+// watermark the round left, rep.Until. A round begun now ends its window
+// at now less the margin, so the two agree, but a round that resumed one
+// an outage interrupted ends the window of that round, long before: the
+// next is due at once, and catches up. After a round that failed, a
+// period after start.
+func (s *Sweeper) due(start time.Time, period time.Duration, rep *Report, err error) time.Time {
+	due := start.Add(period)
+	if err != nil || rep == nil {
+		return due
+	}
+	return minTime(due, rep.Until.Add(s.o.Margin+period))
 }
 
 // sleep waits d, or until ctx is done.

@@ -1,0 +1,88 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+
+	"cloud.google.com/go/bigtable"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/schedule"
+)
+
+// policies returns the GC policy of each family: as the table has it,
+// read through the admin client, or the strategy's own without one. A
+// family the table does not have is refused with ttl.ErrFamilyMismatch.
+func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error) {
+	s := r.s
+	out := map[string]bigtable.GCPolicy{}
+	if s.admin == nil {
+		for _, f := range s.fams {
+			out[f.name] = f.s.GCPolicy()
+		}
+		return out, nil
+	}
+	found, err := policy.Policies(ctx, s.admin, s.table)
+	if status.Code(err) == codes.NotFound {
+		return nil, fmt.Errorf("sweep: table %q does not exist: %w", s.table, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sweep: reading the GC policies of table %q: %w", s.table, err)
+	}
+	for _, f := range s.fams {
+		p, ok := found[f.name]
+		if !ok {
+			return nil, fmt.Errorf("%w: table %q has no family %q to sweep", ttl.ErrFamilyMismatch, s.table, f.name)
+		}
+		out[f.name] = p
+	}
+	if err := r.schedulePolicy(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// schedulePolicy checks, for a sweep given a schedule, that its table has
+// the family of entries and that GC keeps an entry at least as long as
+// the swept families, under policies, keep the expired cells it names:
+// else a sweep that falls behind would find the cells and not their
+// entries. It is refused with ttl.ErrFamilyMismatch.
+func (r *run) schedulePolicy(ctx context.Context, policies map[string]bigtable.GCPolicy) error {
+	s := r.s
+	if s.o.Schedule == nil {
+		return nil
+	}
+	name := s.o.ScheduleTable
+	found, err := policy.Policies(ctx, s.admin, name)
+	if status.Code(err) == codes.NotFound {
+		return fmt.Errorf("%w: sweep: schedule table %q of table %q does not exist: %w", ttl.ErrFamilyMismatch, name, s.table, err)
+	}
+	if err != nil {
+		return fmt.Errorf("sweep: reading the GC policies of schedule table %q: %w", name, err)
+	}
+	p, ok := found[schedule.Family]
+	if !ok {
+		return fmt.Errorf("%w: sweep: schedule table %q has no family %q for its entries", ttl.ErrFamilyMismatch, name, schedule.Family)
+	}
+	age, aged := rules.GCAge(p)
+	if !aged {
+		return nil // entries are kept until deleted
+	}
+	for _, f := range s.fams {
+		keep, ok := f.keep(policies[f.name])
+		if ok && keep <= age {
+			continue
+		}
+		kept, fix := "until deleted", "no MaxAge"
+		if ok {
+			kept, fix = keep.String()+" after expiry", fmt.Sprintf("schedule.Policy(%v)", keep)
+		}
+		return fmt.Errorf("%w: sweep: schedule table %q keeps entries %v (family %q, GC policy %v), but family %q of table %q keeps expired cells %s: a sweep that fell behind would find cells without their entries; give family %q of the schedule a policy of %s",
+			ttl.ErrFamilyMismatch, name, age, schedule.Family, p, f.name, s.table, kept, schedule.Family, fix)
+	}
+	return nil
+}

@@ -53,6 +53,8 @@ var refusals = []refusal{
 	{name: "schedule for a seqnum family", cmd: "ensure", args: []string{"-family", "sess=seqnum:2", "-schedule", "s", "-create", "-apply"}, code: exitUsage},
 	{name: "schedule to create without -create", cmd: "ensure", args: []string{"-family", "sess=onesecond", "-schedule", "s", "-apply"}, code: exitMismatch},
 	{name: "move rewrite, schedule missing", cmd: "move rewrite", args: []string{"-family", "sess=onesecond", "-from", "none", "-start", "2030-04-30T09:00:00Z", "-now", "2030-04-30T10:00:00Z", "-schedule", "s", "-apply"}, code: exitMismatch},
+	{name: "-reconcile without -schedule", cmd: "sweep", args: []string{"-family", "sess=onesecond", "-since", "2020-04-30T09:00:00Z", "-reconcile"}, code: exitUsage},
+	{name: "sweep, schedule missing", cmd: "sweep", args: []string{"-family", "sess=onesecond", "-since", "2020-04-30T09:00:00Z", "-schedule", "s"}, code: exitMismatch},
 	{name: "unreachable server", cmd: "stats", args: []string{"-connect-timeout", "300ms"}, unreachable: true, code: exitFailed},
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,5 +216,74 @@ func TestStatsSchedule(t *testing.T) {
 		assert.Equal(t, tt.code, code, tt.msg)
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, tt.msg)
+	}
+}
+
+// TestSweepSchedule checks sweep -schedule and -reconcile: a scheduled
+// round reports the cells whose rows have entries, a reconcile round only
+// the one written without an entry, counted as unscheduled in text and
+// JSON; and the refusals of a schedule that cannot work.
+func TestSweepSchedule(t *testing.T) {
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": bigtable.MaxAgePolicy(time.Hour)})
+	ctx := context.Background()
+	sched := e.TableForTest(t, "sched", map[string]bigtable.GCPolicy{schedule.Family: schedule.Policy(time.Hour)})
+	e.TableForTest(t, "short", map[string]bigtable.GCPolicy{schedule.Family: schedule.Policy(time.Second)})
+	at := func(d time.Duration) time.Time { return sweepBase.Add(d) }
+	for i, row := range []string{"r0", "r1", "r2"} {
+		expiry := at(time.Duration(i+1) * 10 * time.Second)
+		put(t, raw, row, "sess", "token", expiry)
+		if row != "r2" { // r2 is written without its entry
+			require.NoError(t, sched.Apply(ctx, schedule.Key(row, expiry), schedule.Mutation(expiry)))
+		}
+	}
+	sweepClock(t, at(time.Minute))
+	args := func(extra ...string) []string {
+		return with("sweep", append([]string{"-family", "sess=grace:1h:onesecond", "-since", sweepBase.Format(time.RFC3339), "-quiet"}, extra...)...)
+	}
+	rows := func(stdout string) (out []string, report map[string]any) {
+		for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			var v map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &v), line)
+			if r, ok := v["report"]; ok {
+				report = r.(map[string]any)
+				continue
+			}
+			out = append(out, v["row"].(string))
+		}
+		return out, report
+	}
+
+	stdout, stderr, code := cellttl(args("-schedule", "sched", "-format", "json")...)
+	require.Equal(t, exitOK, code, stderr)
+	got, report := rows(stdout)
+	assert.ElementsMatch(t, []string{"r0", "r1"}, got, "a scheduled round reads the rows the entries name")
+	assert.Equal(t, 0.0, report["unscheduled"])
+
+	stdout, stderr, code = cellttl(args("-schedule", "sched", "-reconcile", "-format", "json")...)
+	require.Equal(t, exitOK, code, stderr)
+	got, report = rows(stdout)
+	assert.Equal(t, []string{"r2"}, got, "a reconcile round reports what has no entry")
+	assert.Equal(t, 1.0, report["unscheduled"])
+	assert.Contains(t, stderr, `cellttl sweep: 1 event had no entry in schedule table "sched": some writer writes without ttl.WithSchedule`)
+
+	_, stderr, code = cellttl(args("-schedule", "sched", "-reconcile")...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, ", 1 with no entry in the schedule")
+
+	for _, tt := range []struct {
+		name  string
+		extra []string
+		code  int
+		msg   string
+	}{
+		{"reconcile without a schedule", []string{"-reconcile"}, exitUsage, "cellttl sweep: -reconcile reports what has no entry in the schedule: give the schedule with -schedule TABLE"},
+		{"the table itself", []string{"-schedule", "t"}, exitUsage, `schedule table "t" is the table swept`},
+		{"missing", []string{"-schedule", "nosuch"}, exitMismatch, "cellttl sweep: schedule table \"nosuch\" does not exist\ncellttl sweep: refused, nothing read; \"cellttl ensure -schedule nosuch -create -apply\" sets it up\n"},
+		{"too short a policy", []string{"-schedule", "short"}, exitMismatch, `"cellttl ensure -schedule short -apply" sets up the schedule table's policy`},
+	} {
+		stdout, stderr, code := cellttl(args(tt.extra...)...)
+		assert.Equal(t, tt.code, code, tt.name)
+		assert.NotContains(t, stdout, "cell expired", tt.name)
+		assert.Contains(t, stderr, tt.msg, tt.name)
 	}
 }

@@ -170,6 +170,9 @@ func (o *sweepOutput) status() int {
 		return exitUsage
 	case errors.Is(o.err, ttl.ErrFamilyMismatch):
 		fmt.Fprintln(o.stderr, `cellttl sweep: "cellttl ensure -apply" creates the families with the policies their strategies need`)
+		if o.c.schedule != "" {
+			fmt.Fprintf(o.stderr, "cellttl sweep: \"cellttl ensure -schedule %s -apply\" sets up the schedule table's policy\n", o.c.schedule)
+		}
 		return exitMismatch
 	}
 	if o.missed {

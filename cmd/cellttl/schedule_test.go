@@ -287,3 +287,42 @@ func TestSweepSchedule(t *testing.T) {
 		assert.Contains(t, stderr, tt.msg, tt.name)
 	}
 }
+
+// TestEnsureScheduleRefusals checks how ensure -schedule ends when a plan
+// is refused: a change of the table's families that would lose data
+// leaves the schedule unlooked at; a shorter grace, which would delete
+// entries a sweep behind by more than it still reads, is refused (exit
+// 3, nothing changed) unless -allow-data-loss.
+func TestEnsureScheduleRefusals(t *testing.T) {
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": bigtable.MaxAgePolicy(time.Hour)})
+	ctx := context.Background()
+	now := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	sched := e.TableForTest(t, "sched", map[string]bigtable.GCPolicy{schedule.Family: schedule.Policy(24 * time.Hour)})
+	old := now.Add(-2 * time.Hour)
+	require.NoError(t, sched.Apply(ctx, schedule.Key("r", old), schedule.Mutation(old)))
+	schedPolicy := func() string {
+		info, err := e.Admin.TableInfo(ctx, "sched")
+		require.NoError(t, err)
+		return info.FamilyInfos[0].FullGCPolicy.String()
+	}
+
+	// A data family whose change would lose cells: refused before the schedule.
+	put(t, raw, "r", "sess", "token", now.Add(-45*time.Minute))
+	stdout, stderr, code := cellttl(with("ensure", "-family", "sess=default:30m", "-schedule", "sched", "-now", "2030-04-30T09:00:00Z", "-apply", "-quiet")...)
+	assert.Equal(t, exitMismatch, code, stderr)
+	assert.NotContains(t, stdout, "schedule of table")
+	assert.Contains(t, stderr, `cellttl ensure: the schedule table "sched" was not looked at`)
+	assert.Equal(t, "age() > 1d", schedPolicy())
+
+	args := []string{"-family", "sess=grace:1h:onesecond", "-schedule", "sched", "-now", "2030-04-30T09:00:00Z", "-quiet"}
+	stdout, stderr, code = cellttl(with("ensure", append(args, "-apply")...)...)
+	assert.Equal(t, exitMismatch, code, stderr)
+	assert.Contains(t, stdout, "schedule of table \"t\":\ntable \"sched\" at 2030-04-30T09:00:00.000Z: 1 change refused, nothing changed")
+	assert.Contains(t, stderr, `cellttl ensure: ttl: change would delete or hide existing data: table "sched": family "e" (Grace(OneSecond(), 1h0m0s)): found maxage=1d, want maxage=1h: 1 entry stamped`)
+	assert.Contains(t, stderr, "cellttl ensure: the schedule was refused, nothing changed in it; run again with -allow-data-loss to accept the loss")
+	assert.Equal(t, "age() > 1d", schedPolicy())
+
+	_, stderr, code = cellttl(with("ensure", append(args, "-apply", "-allow-data-loss")...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "age() > 1h", schedPolicy())
+}

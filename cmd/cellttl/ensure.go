@@ -47,6 +47,7 @@ policy is changed to the move's, which deletes and hides no cell either of
 its rules keeps live: the cells stamped on the wrong side of its boundary
 are "cellttl move start"'s to find and rewrite.
 ` + scheduleHelp + `
+
 With -schedule, ensure sets up the schedule table once the table's plan
 went through, scanning it before a change that would delete entries (a
 shorter grace), and prints both plans (JSON: {"table": PLAN, "schedule":

@@ -25,6 +25,7 @@ type config struct {
 	writeTimes bool
 	appProfile string        // WithAppProfile
 	metrics    metricsConfig // WithMeterProvider
+	schedule   scheduleConfig
 }
 
 type optionFunc func(*config) error

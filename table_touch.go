@@ -71,6 +71,10 @@ func (t *Table) Touch(ctx context.Context, row, family, column string, life Life
 	if !ok {
 		return false, nil // nothing to renew
 	}
+	if err := t.scheduleRewrites(ctx, row, family, "Touch", ts); err != nil {
+		t.metrics.renewal(ctx, family, callTouch, false, false, err)
+		return false, err
+	}
 	moved, err := t.rewrite(ctx, s, row, family, column, cell, written, ts, now)
 	err = t.transaction(err, "Touch (a CheckAndMutateRow)")
 	t.metrics.renewal(ctx, family, callTouch, moved, true, err)

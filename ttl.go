@@ -98,6 +98,11 @@ var (
 	// app profile (when given with WithAppProfile) and the alternatives.
 	// It wraps the server's status too.
 	ErrTransactionNotAllowed = errors.New("ttl: single-row transaction not allowed by the app profile")
+
+	// ErrSchedule reports a write call whose schedule entries
+	// (WithSchedule) could not be written: the call wrote none of its
+	// data. It wraps the schedule table's error too.
+	ErrSchedule = errors.New("ttl: schedule entries not written")
 )
 
 // MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64

@@ -282,6 +282,29 @@ func (b *Batch) Keys() []string {
 	return b.keys
 }
 
+// Trim removes the entries added since the batch held n: those of a row
+// that was then refused, so that a row not written gets no entry. A batch
+// with n entries or fewer is left as it is.
+func (b *Batch) Trim(n int) {
+	if n < 0 {
+		n = 0
+	}
+	if n >= len(b.rows) {
+		return
+	}
+	if b.seen != nil {
+		for i := n; i < len(b.rows); i++ {
+			delete(b.seen, entry{b.rows[i], b.slots[i]})
+		}
+	}
+	clear(b.rows[n:])
+	b.rows, b.slots = b.rows[:n], b.slots[:n]
+	if len(b.keys) > n {
+		clear(b.keys[n:])
+		b.keys = b.keys[:n]
+	}
+}
+
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() {
 	clear(b.rows) // let the rows' keys go

@@ -253,6 +253,33 @@ func TestBatchManyEntries(t *testing.T) {
 	}
 }
 
+// Trim drops the entries added after a mark, from the keys and from what
+// the batch has seen, short batch or long.
+func TestBatchTrim(t *testing.T) {
+	for _, n := range []int{3, 20} {
+		var b schedule.Batch
+		for i := range n {
+			b.Add(fmt.Sprint("r", i), t0)
+		}
+		b.Keys()
+		b.Add("x", t0)
+		b.Add("y", t0)
+		b.Trim(n)
+		if b.Len() != n || len(b.Keys()) != n {
+			t.Fatalf("%d: after Trim, Len = %d, %d keys; want %d", n, b.Len(), len(b.Keys()), n)
+		}
+		b.Trim(n + 5) // nothing to trim
+		b.Add("x", t0)
+		if b.Len() != n+1 || b.Keys()[n] != schedule.Key("x", t0) {
+			t.Errorf("%d: an entry trimmed is not added again: %q", n, b.Keys())
+		}
+		b.Trim(-1)
+		if b.Len() != 0 {
+			t.Errorf("%d: Trim(-1) left %d", n, b.Len())
+		}
+	}
+}
+
 // Entries of several slots, in runs, are written each with its own slot's
 // timestamp, and an entry the table refuses is named.
 func TestBatchWriteSlots(t *testing.T) {

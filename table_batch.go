@@ -23,8 +23,11 @@ import (
 // are applied. Rows are sent while fill runs, in the groups the bigtable
 // client would send as one request each (at most 100,000 changes), so
 // that the built rows of only one group are in memory at a time; if fill
-// panics, the groups already sent stay written. A fill that runs long
-// writes lifetimes counted from the call's start, as ApplyRow's does.
+// panics, the groups already sent stay written. On a table with a
+// schedule (WithSchedule), every row is filled before any is sent, after
+// their entries (as ApplyBulk says), and a fill that panics sends nothing.
+// A fill that runs long writes lifetimes counted from the call's start, as
+// ApplyRow's does.
 //
 // errs and err are as ApplyBulk's: errs is nil when every row was written,
 // otherwise one entry per row, nil for each row written; a non-nil err

@@ -16,7 +16,10 @@ import (
 //
 // Rows are built and sent in the groups the bigtable client would send as
 // one request each (at most 100,000 changes), so that the built mutations
-// of only one group are in memory at a time.
+// of only one group are in memory at a time. On a table with a schedule
+// (WithSchedule), every row is built first, their entries written in one
+// request, and only then the groups sent; if the entries fail, no row is
+// sent, and err and every row's entry in errs wrap ErrSchedule.
 //
 // errs is nil when every row was written; otherwise it has one entry per
 // row, nil for each row written. A non-nil err means every request failed

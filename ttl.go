@@ -36,8 +36,10 @@ var (
 	ErrInvalidStrategy = errors.New("ttl: invalid strategy")
 
 	// ErrInvalidOption reports an option that cannot work: a nil clock, a
-	// negative read margin, a bad OtherFamilies name, a bigtable.RowFilter
-	// that would replace the expiry filter, a nil read option.
+	// negative read margin, a bad OtherFamilies name, a WithSchedule that
+	// names a family it cannot schedule or the table itself, a
+	// bigtable.RowFilter that would replace the expiry filter, a nil read
+	// option.
 	ErrInvalidOption = errors.New("ttl: invalid option")
 
 	// ErrUnknownFamily reports a write to a family the table does not know:

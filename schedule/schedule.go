@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -209,6 +210,12 @@ type Batch struct {
 	seen  map[entry]struct{} // once the batch is too long to scan
 	keys  []string           // of the first len(keys) entries, built by Keys
 	muts  []*bigtable.Mutation
+
+	// The mutation of the last slot written, kept by Reset: the client
+	// only reads a mutation, so the next call's entries of the same
+	// second (most of them, at any rate of writes) reuse it.
+	last     *bigtable.Mutation
+	lastSlot int64
 }
 
 // entry is an entry as a Batch tells one from another.
@@ -268,12 +275,15 @@ func (b *Batch) Keys() []string {
 	for _, row := range b.rows[n:] {
 		size += keyHead + len(row)
 	}
-	buf := make([]byte, 0, size)
+	// One allocation for all the keys: a Builder's String does not copy.
+	var buf strings.Builder
+	buf.Grow(size)
+	var head [keyHead]byte
 	for i, row := range b.rows[n:] {
-		buf = appendPrefix(buf, Salt(row), b.slots[n+i])
-		buf = append(buf, row...)
+		buf.Write(appendPrefix(head[:0], Salt(row), b.slots[n+i]))
+		buf.WriteString(row)
 	}
-	all := string(buf)
+	all := buf.String()
 	for _, row := range b.rows[n:] {
 		k := keyHead + len(row)
 		b.keys = append(b.keys, all[:k])
@@ -323,7 +333,7 @@ func (b *Batch) Write(ctx context.Context, tbl bigtable.TableAPI) error {
 		return nil
 	case 1:
 		key := b.Keys()[0]
-		if err := tbl.Apply(ctx, key, slotMutation(b.slots[0])); err != nil {
+		if err := tbl.Apply(ctx, key, b.slotMutation(b.slots[0])); err != nil {
 			return fmt.Errorf("schedule: writing entry %q: %w", key, err)
 		}
 		return nil
@@ -334,7 +344,7 @@ func (b *Batch) Write(ctx context.Context, tbl bigtable.TableAPI) error {
 		// The entries of a slot are one cell, the same mutation: made
 		// once per run of them (and the client only reads it).
 		if i == 0 || slot != b.slots[i-1] {
-			b.muts = append(b.muts, slotMutation(slot))
+			b.muts = append(b.muts, b.slotMutation(slot))
 		} else {
 			b.muts = append(b.muts, b.muts[i-1])
 		}
@@ -351,9 +361,12 @@ func (b *Batch) Write(ctx context.Context, tbl bigtable.TableAPI) error {
 	return nil
 }
 
-// slotMutation returns the mutation that writes an entry of slot.
-func slotMutation(slot int64) *bigtable.Mutation {
-	m := bigtable.NewMutation()
-	m.Set(Family, Column, slotTimestamp(slot), nil)
-	return m
+// slotMutation returns the mutation that writes an entry of slot: the
+// last one made, when it is slot's.
+func (b *Batch) slotMutation(slot int64) *bigtable.Mutation {
+	if b.last == nil || b.lastSlot != slot {
+		b.last, b.lastSlot = bigtable.NewMutation(), slot
+		b.last.Set(Family, Column, slotTimestamp(slot), nil)
+	}
+	return b.last
 }

@@ -95,6 +95,12 @@ type schedFixture struct {
 
 func newSchedFixture(t *testing.T, families ...string) *schedFixture {
 	t.Helper()
+	return newSchedFixtureWith(t, nil, families...)
+}
+
+// newSchedFixtureWith is newSchedFixture with more options for NewTable.
+func newSchedFixtureWith(t *testing.T, opts []ttl.Option, families ...string) *schedFixture {
+	t.Helper()
 	e := emulator.StartForTest(t)
 	sum := bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.SumAggregator{}}
 	fams := map[string]bigtable.Family{"raw": {}, "cnt": {ValueType: sum}}
@@ -114,7 +120,8 @@ func newSchedFixture(t *testing.T, families ...string) *schedFixture {
 		log:   log,
 	}
 	var err error
-	x.tbl, err = ttl.NewTable(x.data, scheduled, ttl.WithClock(x.clock.Now), ttl.OtherFamilies("raw"), ttl.WithSchedule(x.sched, families...))
+	opts = append(opts, ttl.WithClock(x.clock.Now), ttl.OtherFamilies("raw"), ttl.WithSchedule(x.sched, families...))
+	x.tbl, err = ttl.NewTable(x.data, scheduled, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +220,28 @@ func TestScheduleApply(t *testing.T) {
 	x.wantCalls(t)
 	x.wantEntries(t, entryOf("r1", base.Add(time.Hour)), entryOf("r1", base.Add(2*time.Hour)), entryOf("r1", base.Add(3*time.Hour)),
 		entryOf("r3", base.Add(time.Minute)))
+}
+
+// With write-time companions and a read margin, the writers take their
+// other ways (a change at a time, the strategy's own stamp): the same
+// entries.
+func TestScheduleOtherWays(t *testing.T) {
+	x := newSchedFixtureWith(t, []ttl.Option{ttl.RecordWriteTime(), ttl.WithReadMargin(time.Second)})
+	m := ttl.NewMutation()
+	m.Set("sess", "a", []byte("1"), ttl.For(time.Hour))
+	m.Replace("dflt", "a", []byte("1"), ttl.Until(base.Add(2*time.Hour)))
+	if err := x.tbl.Apply(ctx, "r", m); err != nil {
+		t.Fatal(err)
+	}
+	err := x.tbl.ApplyRow(ctx, "s", func(w ttl.RowWriter) {
+		w.Set("sess", "a", nil, ttl.For(3*time.Hour))
+		w.Set("seq", "a", nil, ttl.Version(1))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.wantCalls(t, "sched:ApplyBulk(2)", "data:Apply", "sched:Apply", "data:Apply")
+	x.wantEntries(t, entryOf("r", base.Add(time.Hour)), entryOf("r", base.Add(2*time.Hour)), entryOf("s", base.Add(3*time.Hour)))
 }
 
 // A conditional mutation writes the entries of both branches: which one

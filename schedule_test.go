@@ -618,3 +618,33 @@ func TestWithScheduleRefusals(t *testing.T) {
 		t.Errorf("a schedule of the time families: %v", err)
 	}
 }
+
+// ApplyBulk with a schedule holds its rows until the entries are written,
+// then sends them in the client's groups as it would without one.
+func TestScheduleApplyBulkGroups(t *testing.T) {
+	data := &failFirst{}
+	sched := &logged{TableAPI: nopTable{}, name: "sched", log: &callLog{}}
+	tbl, err := ttl.NewTable(data, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now), ttl.WithSchedule(sched))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := set("f", "c", "v", ttl.For(time.Hour))
+	rows, muts := make([]string, 100_002), make([]*ttl.Mutation, 100_002)
+	for i := range rows {
+		rows[i], muts[i] = fmt.Sprint("r", i%3), m
+	}
+	muts[7] = ttl.NewMutation() // invalid: not sent, its own error
+	errs, err := tbl.ApplyBulk(ctx, rows, muts)
+	if err != nil {
+		t.Fatalf("one group of two succeeded, yet %v", err)
+	}
+	if got := sched.log.take(); strings.Join(got, " ") != "sched:ApplyBulk(3)" {
+		t.Errorf("schedule calls = %q, want one of the 3 rows' entries", got)
+	}
+	if fmt.Sprint(data.calls) != "[100000 1]" {
+		t.Errorf("groups = %v, want [100000 1]", data.calls)
+	}
+	if len(errs) != len(rows) || !errors.Is(errs[7], ttl.ErrInvalidMutation) || errs[0] == nil || errs[100_000] == nil || errs[len(rows)-1] != nil {
+		t.Errorf("errs: %d, [7] %v, [0] %v, [100000] %v, [last] %v", len(errs), errs[7], errs[0], errs[100_000], errs[len(rows)-1])
+	}
+}

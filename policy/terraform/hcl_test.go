@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -265,4 +266,27 @@ func TestGCPoliciesRefused(t *testing.T) {
 func TestQuote(t *testing.T) {
 	assert.Equal(t, `"a"`, quote("a"))
 	assert.Equal(t, `"a$${b}%%{c}\"d"`, quote(`a${b}%{c}"d`))
+}
+
+// TestTerraformFmt checks that the resources are as terraform fmt writes
+// them (and are HCL it parses), where terraform is installed.
+func TestTerraformFmt(t *testing.T) {
+	bin, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Skip("terraform is not installed")
+	}
+	for _, opts := range []Options{{Instance: "i", Table: "events"}, {Instance: "i", Table: "events", Project: "p",
+		TableResource: "google_bigtable_table.events", IgnoreWarnings: true}} {
+		got, err := GCPolicies(five(), opts)
+		require.NoError(t, err)
+		cmd := exec.Command(bin, "fmt", "-check", "-diff", "-no-color", "-")
+		cmd.Stdin = strings.NewReader(got)
+		cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1", "TF_CLI_CONFIG_FILE=/dev/null")
+		out, err := cmd.CombinedOutput()
+		assert.NoError(t, err, "terraform fmt:\n%s", out)
+	}
+	cmd := exec.Command(bin, "fmt", "-check", "-")
+	cmd.Stdin = strings.NewReader("resource \"a\" \"b\" {\n x = 1\n}\n")
+	cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1", "TF_CLI_CONFIG_FILE=/dev/null")
+	assert.Error(t, cmd.Run(), "terraform fmt -check accepts what it would reformat")
 }

@@ -289,15 +289,17 @@ func gcPolicyFinding(res resource, instance, table string, managed map[string]tt
 		// Destroying the resource, last under create_before_destroy,
 		// sets no GC.
 		f.Found = "never"
-		f.Kind, f.Reason = judge(s, bigtable.NoGcPolicy())
-		f.Reason = "the plan destroys the resource, which sets no GC: " + f.Reason
-		f.Loss = f.Kind.Loss()
+		f.Kind, _ = judge(s, bigtable.NoGcPolicy())
+		f.Reason = `the plan destroys the resource without deletion_policy = "ABANDON", which sets no GC`
+		if f.Kind == Differs {
+			f.Reason += ": expired cells stay stored (and billed) for ever"
+		}
 		return f, true
 	}
 	p, err := gcPolicyOf(values, unknown)
 	switch {
 	case errors.Is(err, errUnknown):
-		f.Kind, f.Reason = Unknown, "its policy is "+err.Error()
+		f.Kind, f.Reason = Unknown, "its "+err.Error()
 		return f, true
 	case err != nil:
 		f.Kind, f.Reason = Invalid, "the provider refuses it: "+err.Error()

@@ -88,9 +88,9 @@ func TestCheckPlan(t *testing.T) {
 		"swept google_bigtable_gc_policy.events_swept abandoned",
 	}, kinds(r))
 	assert.Equal(t, "never", r.Findings[5].Found)
-	assert.Contains(t, r.Findings[5].String(), "the plan destroys the resource, which sets no GC: no GC: expired cells stay stored")
+	assert.Contains(t, r.Findings[5].String(), `the plan destroys the resource without deletion_policy = "ABANDON", which sets no GC: expired cells stay stored`)
 	assert.Contains(t, r.Findings[2].String(), "the table gives it aggregate cells, its strategy needs counter cells")
-	assert.Contains(t, r.Findings[1].String(), "max_age is known only after apply")
+	assert.Contains(t, r.Findings[1].String(), "its max_age is known only after apply")
 	assert.Contains(t, err.Error(), "the Terraform plan")
 
 	r, err = check(t, "plan-destroy.json")

@@ -273,3 +273,67 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// FuzzCheck checks that no input makes Check panic, and that it returns a
+// report or an error, never neither.
+func FuzzCheck(f *testing.F) {
+	for _, name := range []string{"state-shrink.json", "plan-shrink.json", "plan-destroy.json"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", "show", name))
+		require.NoError(f, err)
+		f.Add(raw)
+	}
+	f.Add([]byte(`{"format_version": "1.0", "values": {"root_module": {"resources": [{"mode": "managed", "type": "google_bigtable_gc_policy",
+	  "values": {"table": "events", "column_family": "clicks", "gc_rules": "{\"rules\":[{\"max_age\":\"1h\"}]}", "max_age": [1], "max_version": [null]}}]}}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r, err := Check(strings.NewReader(string(in)), "my-instance", "events", five())
+		if r == nil && err == nil {
+			t.Fatal("no report and no error")
+		}
+	})
+}
+
+// TestCheckMutations checks that Check does not panic, and returns a
+// report or an error, when any one value of the fixtures is replaced by a
+// value of another JSON type, or the file is cut short anywhere.
+func TestCheckMutations(t *testing.T) {
+	for _, name := range []string{"state-shrink.json", "plan-shrink.json", "plan-destroy.json"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", "show", name))
+		require.NoError(t, err)
+		run := func(in []byte) {
+			r, err := Check(strings.NewReader(string(in)), "my-instance", "events", five())
+			if r == nil && err == nil {
+				t.Fatalf("%s: no report and no error for %s", name, in)
+			}
+		}
+		for i := 0; i < len(raw); i += 97 {
+			run(raw[:i])
+		}
+		var doc any
+		require.NoError(t, json.Unmarshal(raw, &doc))
+		replacements := []any{nil, true, json.Number("1.5"), "x", []any{}, []any{"x"}, map[string]any{}}
+		mutations := 0
+		var walk func(v any, set func(any))
+		walk = func(v any, set func(any)) {
+			for _, r := range replacements {
+				set(r)
+				out, err := json.Marshal(doc)
+				require.NoError(t, err)
+				run(out)
+				mutations++
+			}
+			set(v)
+			switch v := v.(type) {
+			case map[string]any:
+				for k, c := range v {
+					walk(c, func(n any) { v[k] = n })
+				}
+			case []any:
+				for i, c := range v {
+					walk(c, func(n any) { v[i] = n })
+				}
+			}
+		}
+		walk(doc, func(n any) { doc = n })
+		assert.Greater(t, mutations, 1000, name)
+	}
+}

@@ -1,19 +1,7 @@
 // Package terraform writes the google_bigtable_gc_policy resources that a
 // table's managed families need, and reads a Terraform plan or state
-// (terraform show -json) to find where Terraform would set a GC policy that
-// destroys their data.
-//
-// Teams that manage GC policies with Terraform must hold the policies the
-// strategies need in their configuration: a policy set by policy.Ensure
-// (or cellttl ensure) that Terraform does not know is put back to
-// Terraform's at the next terraform apply, which for a family such as a
-// OneSecond one destroys data. GCPolicies writes the resources; Check reads
-// what Terraform would do.
-//
-// The resources are those of the Google provider (hashicorp/google,
-// written against v7.45.0): testdata/provider-schema.md says where its
-// schema comes from and what the provider does that the schema does not
-// say.
+// (terraform show -json) to find where Terraform would set a GC policy, or
+// do anything else, that destroys their data.
 package terraform
 
 import (
@@ -70,6 +58,14 @@ const (
 // managed family (sorted by family) setting the GC policy its strategy
 // needs, with a comment that lists the column_family blocks the table's
 // google_bigtable_table resource must hold.
+//
+// Teams that manage GC policies with Terraform must hold these in their
+// configuration: a policy set by policy.Ensure that Terraform does not know
+// is put back to Terraform's at the next terraform apply, which for a
+// OneSecond family, say, destroys data. The resources are those of the
+// Google provider (hashicorp/google) as of v7.45.0: testdata/provider-schema.md
+// says where its schema comes from and what the provider does that the
+// schema does not say.
 //
 // Policies are written with the provider's max_age { duration },
 // max_version { number } and mode arguments, ages in Go's duration form

@@ -33,9 +33,10 @@ plan: a change that would lose data, or a family to create without -create,
 is refused (exit 3) and no resource is printed. Without -apply nothing is
 changed: the resources are for Terraform to apply; with -apply the changes
 are made and the resources printed, for the configuration to keep them.
--terraform-table NAME refers to google_bigtable_table.NAME for table and
-instance_name; -ignore-warnings writes ignore_warnings = true. It cannot be
-used with -sample, which decides nothing. The guide: docs/families.md.`
+-terraform-table NAME refers to google_bigtable_table.NAME for table,
+instance_name and project; -ignore-warnings writes ignore_warnings = true.
+It cannot be used with -sample, which decides nothing. The guide:
+docs/families.md.`
 
 // terraformCheckHelp is the paragraph of check's help on -terraform.
 const terraformCheckHelp = `
@@ -47,15 +48,17 @@ each google_bigtable_gc_policy of the table and the policy it sets, and
 what the table's google_bigtable_table does to the family; it exits 3 when
 Terraform would destroy data (a shorter age, fewer versions, an age on a
 seqnum family, a version limit on a family that lives by time, a grace cut
-short, a family or the table deleted) or set another policy, and 2 when
-FILE is not such JSON.`
+short, a family or the table deleted) or leave a family otherwise than its
+strategy needs (another policy or kind of cell, a family the table does not
+list, what the plan knows only after apply), and 2 when FILE is not such
+JSON.`
 
 // terraformEnsureFlags defines ensure's Terraform flags: -format terraform,
 // and -terraform-table.
 func terraformEnsureFlags(fs *flag.FlagSet, c *config) {
 	c.format.terraformOK = true
 	fs.StringVar(&c.terraformTable, "terraform-table", "", "with -format terraform, refer to the resource google_bigtable_table.`NAME`\n"+
-		"for table and instance_name, instead of naming them")
+		"for table, instance_name and project, instead of naming them")
 }
 
 // terraformCheckFlags defines check's -terraform.

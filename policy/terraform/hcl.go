@@ -35,10 +35,10 @@ type Options struct {
 
 	// TableResource is the address of the table's google_bigtable_table
 	// resource in the same module, such as "google_bigtable_table.events".
-	// When set, table and instance_name refer to it
-	// (google_bigtable_table.events.name and .instance_name) instead of
-	// naming them, so that Terraform sets the policies once the table
-	// exists.
+	// When set, table, instance_name and project refer to it
+	// (google_bigtable_table.events.name, .instance_name and .project)
+	// instead of naming them, so that Terraform sets the policies once the
+	// table exists, in its project; Project is then not used.
 	TableResource string
 
 	// IgnoreWarnings writes ignore_warnings = true: Bigtable refuses to
@@ -154,12 +154,14 @@ func writeResource(b *strings.Builder, o Options, family string, s ttl.Strategy)
 	}
 	fmt.Fprintf(b, "\nresource %s %s {\n", quote(gcPolicyType), quote(resourceName(o.Table, family)))
 	attrs := [][2]string{}
-	if o.Project != "" {
+	switch {
+	case o.TableResource != "":
+		attrs = append(attrs, [2]string{"project", o.TableResource + ".project"},
+			[2]string{"instance_name", o.TableResource + ".instance_name"}, [2]string{"table", o.TableResource + ".name"})
+	case o.Project != "":
 		attrs = append(attrs, [2]string{"project", quote(o.Project)})
-	}
-	if o.TableResource != "" {
-		attrs = append(attrs, [2]string{"instance_name", o.TableResource + ".instance_name"}, [2]string{"table", o.TableResource + ".name"})
-	} else {
+		fallthrough
+	default:
 		attrs = append(attrs, [2]string{"instance_name", quote(o.Instance)}, [2]string{"table", quote(o.Table)})
 	}
 	attrs = append(attrs, [2]string{"column_family", quote(family)})

@@ -56,7 +56,7 @@ func TestGCPolicies(t *testing.T) {
 		golden string
 		opts   Options
 	}{
-		{"names.tf", Options{Instance: "my-instance", Table: "events"}},
+		{"names.tf", Options{Instance: "my-instance", Table: "events", Project: "my-project"}},
 		{"references.tf", Options{Instance: "my-instance", Table: "events", Project: "my-project",
 			TableResource: "google_bigtable_table.events", IgnoreWarnings: true}},
 	} {
@@ -87,11 +87,12 @@ func TestGCPolicies(t *testing.T) {
 				if tt.opts.TableResource != "" {
 					assert.Equal(t, hclValue{"reference", "google_bigtable_table.events.name"}, b.attrs["table"])
 					assert.Equal(t, hclValue{"reference", "google_bigtable_table.events.instance_name"}, b.attrs["instance_name"])
-					assert.Equal(t, hclValue{"string", "my-project"}, b.attrs["project"])
+					assert.Equal(t, hclValue{"reference", "google_bigtable_table.events.project"}, b.attrs["project"])
 					assert.Equal(t, hclValue{"bool", "true"}, b.attrs["ignore_warnings"])
 				} else {
 					assert.Equal(t, hclValue{"string", "events"}, b.attrs["table"])
 					assert.Equal(t, hclValue{"string", "my-instance"}, b.attrs["instance_name"])
+					assert.Equal(t, hclValue{"string", "my-project"}, b.attrs["project"])
 				}
 				p, err := gcPolicyOf(b.values(), nil)
 				require.NoError(t, err, where)

@@ -23,6 +23,7 @@
 
 # clicks: DefaultExpiration(168h0m0s), GC maxage=7d
 resource "google_bigtable_gc_policy" "events_clicks" {
+  project         = "my-project"
   instance_name   = "my-instance"
   table           = "events"
   column_family   = "clicks"
@@ -35,6 +36,7 @@ resource "google_bigtable_gc_policy" "events_clicks" {
 
 # hits: Counter(DefaultExpiration(1h0m0s)), GC maxage=1h, an aggregate of int64 sums (type = "intsum")
 resource "google_bigtable_gc_policy" "events_hits" {
+  project         = "my-project"
   instance_name   = "my-instance"
   table           = "events"
   column_family   = "hits"
@@ -47,6 +49,7 @@ resource "google_bigtable_gc_policy" "events_hits" {
 
 # seq: SequenceNumbers(3), GC maxversions=3
 resource "google_bigtable_gc_policy" "events_seq" {
+  project         = "my-project"
   instance_name   = "my-instance"
   table           = "events"
   column_family   = "seq"
@@ -59,6 +62,7 @@ resource "google_bigtable_gc_policy" "events_seq" {
 
 # sess: OneSecond(), GC maxage=1s
 resource "google_bigtable_gc_policy" "events_sess" {
+  project         = "my-project"
   instance_name   = "my-instance"
   table           = "events"
   column_family   = "sess"
@@ -71,6 +75,7 @@ resource "google_bigtable_gc_policy" "events_sess" {
 
 # swept: Grace(DefaultExpiration(36h0m0s), 1m30s), GC maxage=129690s
 resource "google_bigtable_gc_policy" "events_swept" {
+  project         = "my-project"
   instance_name   = "my-instance"
   table           = "events"
   column_family   = "swept"

@@ -23,7 +23,7 @@
 
 # clicks: DefaultExpiration(168h0m0s), GC maxage=7d
 resource "google_bigtable_gc_policy" "events_clicks" {
-  project         = "my-project"
+  project         = google_bigtable_table.events.project
   instance_name   = google_bigtable_table.events.instance_name
   table           = google_bigtable_table.events.name
   column_family   = "clicks"
@@ -37,7 +37,7 @@ resource "google_bigtable_gc_policy" "events_clicks" {
 
 # hits: Counter(DefaultExpiration(1h0m0s)), GC maxage=1h, an aggregate of int64 sums (type = "intsum")
 resource "google_bigtable_gc_policy" "events_hits" {
-  project         = "my-project"
+  project         = google_bigtable_table.events.project
   instance_name   = google_bigtable_table.events.instance_name
   table           = google_bigtable_table.events.name
   column_family   = "hits"
@@ -51,7 +51,7 @@ resource "google_bigtable_gc_policy" "events_hits" {
 
 # seq: SequenceNumbers(3), GC maxversions=3
 resource "google_bigtable_gc_policy" "events_seq" {
-  project         = "my-project"
+  project         = google_bigtable_table.events.project
   instance_name   = google_bigtable_table.events.instance_name
   table           = google_bigtable_table.events.name
   column_family   = "seq"
@@ -65,7 +65,7 @@ resource "google_bigtable_gc_policy" "events_seq" {
 
 # sess: OneSecond(), GC maxage=1s
 resource "google_bigtable_gc_policy" "events_sess" {
-  project         = "my-project"
+  project         = google_bigtable_table.events.project
   instance_name   = google_bigtable_table.events.instance_name
   table           = google_bigtable_table.events.name
   column_family   = "sess"
@@ -79,7 +79,7 @@ resource "google_bigtable_gc_policy" "events_sess" {
 
 # swept: Grace(DefaultExpiration(36h0m0s), 1m30s), GC maxage=129690s
 resource "google_bigtable_gc_policy" "events_swept" {
-  project         = "my-project"
+  project         = google_bigtable_table.events.project
   instance_name   = google_bigtable_table.events.instance_name
   table           = google_bigtable_table.events.name
   column_family   = "swept"

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -13,7 +14,7 @@ import (
 
 var checkCommand = &command{
 	name: "check",
-	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-terraform FILE] [-format json]",
 	help: `Check reads the table's families and prints, for each family given with
 -family, the GC policy it has and the one its strategy needs. It changes
 nothing. It exits 3 when a family is missing or its policy differs in any
@@ -24,9 +25,12 @@ it: -family NAME=SPEC with the strategy it moves to, and -from, -start, -old
 and -skew, the same values; with several families, -move NAME says which
 one. Its policy matches both during the move (the move's policy, set by
 "cellttl move start") and once finished (SPEC's, set by "cellttl move
-finish"); STATUS says which.`,
-	flags: movingFlags,
-	run:   runCheck,
+finish"); STATUS says which.` + terraformCheckHelp,
+	flags: func(fs *flag.FlagSet, c *config) {
+		movingFlags(fs, c)
+		terraformCheckFlags(fs, c)
+	},
+	run: runCheck,
 }
 
 func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
@@ -34,6 +38,9 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
 		return exitUsage
+	}
+	if c.terraformFile != "" {
+		return checkTerraform(c, strategies, stdout, stderr)
 	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 var ensureCommand = &command{
 	name:  "ensure",
-	args:  " [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-now TIME] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args:  " [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-now TIME] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json|terraform [-terraform-table NAME]]",
 	scans: true,
 	help: `Ensure makes each family's GC policy the one its strategy needs: it creates
 the table if it does not exist, creates missing families, and changes
@@ -45,11 +45,12 @@ and -skew, the same values; with several families, -move NAME says which
 one. It is kept with the move's policy or, once finished, SPEC's; any other
 policy is changed to the move's, which deletes and hides no cell either of
 its rules keeps live: the cells stamped on the wrong side of its boundary
-are "cellttl move start"'s to find and rewrite.`,
+are "cellttl move start"'s to find and rewrite.` + terraformEnsureHelp,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
 		movingFlags(fs, c)
 		nowFlag(fs, c)
+		terraformEnsureFlags(fs, c)
 		fs.BoolVar(&c.apply, "apply", false, "make the changes (without it, a dry run)")
 		fs.BoolVar(&c.create, "create", false, "create the families the table does not have, and the table if it does\n"+
 			"not exist (without it, they are refused)")
@@ -69,6 +70,9 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		return exitUsage
+	}
+	if code := terraformUsage(c, strategies, stderr); code != exitOK {
+		return code
 	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
@@ -98,6 +102,9 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		Scan:           progress.options(c),
 	})
 	progress.end()
+	if c.format.terraform {
+		return ensureTerraform(c, strategies, plan, err, stdout, stderr)
+	}
 	if plan != nil {
 		if code := printReport(c, stdout, stderr, "ensure", plan, renderPlan); code != exitOK {
 			return code

@@ -126,7 +126,7 @@ func (f *Family) report(ctx context.Context, name string) (*Report, error) {
 	}
 	found, err := policy.Policies(ctx, f.admin, f.table)
 	if status.Code(err) == codes.NotFound {
-		return r, fmt.Errorf("move: table %q does not exist: %w", f.table, err)
+		return r, fmt.Errorf("move: %w", err)
 	}
 	if err != nil {
 		return r, err

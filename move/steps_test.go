@@ -21,6 +21,7 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
 
@@ -263,7 +264,8 @@ func TestStepsRefuseMissingTableOrFamily(t *testing.T) {
 	for name, step := range steps(noTable) {
 		r, err := step(ctx)
 		assert.Equal(t, codes.NotFound, status.Code(err), "%s: %v", name, err)
-		assert.ErrorContains(t, err, `move: table "nope" does not exist`, name)
+		assert.ErrorIs(t, err, policy.ErrTableNotFound, name)
+		assert.ErrorContains(t, err, `table "nope" does not exist`, name)
 		require.NotNil(t, r, name)
 		assert.Equal(t, "nope", r.Table, name)
 		assert.False(t, r.Counted, "%s: nothing read", name)

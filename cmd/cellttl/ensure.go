@@ -79,7 +79,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "ensure", err)
 	}
-	if err := found.unknown(c.table, c.families.Names()); err != nil && !c.create {
+	if err := found.unknown(c, c.families.Names()); err != nil && !c.create {
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; give -create to create it (check the name first)")
 		return exitMismatch

@@ -17,7 +17,12 @@ import (
 // The move commands carry a family that holds data from one strategy to
 // another, online, with ttl.Move: plan, start, status, rewrite, finish.
 
-const moveUsage = `cellttl move changes the strategy of a family that holds data, online, with
+var moveUsage = moveText + "\n" + exitHelp() + `
+Run "cellttl help move STEP" for a step's flags. The guide docs/moves.md
+walks through a move.
+`
+
+const moveText = `cellttl move changes the strategy of a family that holds data, online, with
 readers and writers running (ttl.Move):
 
   a family without a strategy (real timestamps)  -> onesecond, seqnum:N, default:D
@@ -55,15 +60,6 @@ start, rewrite and finish are dry runs unless -apply is given. Flags:
 
 check and ensure take the same flags (and -move NAME among several
 families) to accept the family's policy during the move and once finished.
-
-Exit status: 0 done (or nothing to do); 1 failed, or a scan did not finish;
-2 bad command line; 3 refused: finish while old cells are live, start
-while misplaced cells remain, or the table has no such family (the
-nearest name it has is suggested); 4 not yet: rewrite or finish before the
-move's start (at -now, or now).
-
-Run "cellttl help move STEP" for a step's flags. The guide docs/moves.md
-walks through a move.
 `
 
 // moveStep makes the command of one step of a move.
@@ -262,11 +258,7 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 		defer admin.Close()
 		found, err := reach(ctx, c, admin)
 		if err == nil {
-			err = found.unknown(c.table, c.families.Names())
-		}
-		if errors.Is(err, ttl.ErrUnknownFamily) {
-			fmt.Fprintf(stderr, "cellttl %s: %v\n", name, err)
-			return exitMismatch
+			err = found.unknown(c, c.families.Names())
 		}
 		if err != nil {
 			return fail(stderr, name, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/policy"
 )
 
 // Reaching the server, and checking the families a command line names
@@ -105,15 +106,17 @@ func (t tableFamilies) suggest(name string) string {
 
 // unknown returns an error wrapping ttl.ErrUnknownFamily that names each
 // family among names the table does not have, with a suggestion, or nil
-// when it has them all. A table that does not exist is said so.
-func (t tableFamilies) unknown(table string, names []string) error {
+// when it has them all. A table that does not exist is not a family: its
+// error wraps policy.ErrTableNotFound, and names the server.
+func (t tableFamilies) unknown(c *config, names []string) error {
+	if !t.exists {
+		return fmt.Errorf("%w: table %q does not exist on %s", policy.ErrTableNotFound, c.table, server(c))
+	}
 	missing := t.missing(names)
 	if len(missing) == 0 {
 		return nil
 	}
-	if !t.exists {
-		return fmt.Errorf("%w: table %q does not exist", ttl.ErrUnknownFamily, table)
-	}
+	table := c.table
 	parts := make([]string, len(missing))
 	for i, n := range missing {
 		parts[i] = fmt.Sprintf("%q%s", n, t.suggest(n))

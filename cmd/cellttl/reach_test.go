@@ -15,6 +15,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/policy"
 )
 
 // closedAddr returns a local address where nothing listens.
@@ -109,9 +110,10 @@ func TestNegativeDurations(t *testing.T) {
 }
 
 // TestUnknownFamily is issue 21's second finding: a family named on the
-// command line that the table does not have is an error in stats and
-// inspect, a creation that needs -create in ensure, and check, move and
-// sweep say so too, each suggesting the nearest family the table has.
+// command line that the table does not have is refused by every command
+// with the same exit status (issue 28), a creation that needs -create in
+// ensure, a mismatch in check, each suggesting the nearest family the
+// table has.
 func TestUnknownFamily(t *testing.T) {
 	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil, "meta": nil})
 	put(t, raw, "u1", "sess", "token", time.Now().Add(time.Hour))
@@ -123,15 +125,15 @@ func TestUnknownFamily(t *testing.T) {
 		with("inspect", "-family", "sesss=onesecond", "u1"),
 	} {
 		stdout, stderr, code := cellttl(args...)
-		assert.Equal(t, exitUsage, code, args)
+		assert.Equal(t, exitMismatch, code, args)
 		assert.Empty(t, stdout, args)
 		assert.Contains(t, stderr, suggestion, args)
 	}
 	_, stderr, code := cellttl(with("inspect", "-family", "sess=onesecond", "-other", "mta", "u1")...)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stderr, `has no family "mta" (did you mean "meta"?)`)
 	_, stderr, code = cellttl(with("stats", "-family", "visits=onesecond")...)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stderr, `has no family "visits"; its families: meta, sess`, "no suggestion beyond two edits")
 
 	for _, apply := range []string{"-timeout=1m", "-apply"} {
@@ -156,11 +158,29 @@ func TestUnknownFamily(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "age() > 1000000", policies(t, e.Admin)["sesss"])
 
-	// The sentinel, and a table that does not exist.
-	err := tableFamilies{exists: true, names: []string{"sess"}}.unknown("t", []string{"sesss"})
+	// The sentinel, and a table that does not exist: not a family, its
+	// own sentinel, refused by every command alike.
+	c := &config{table: "t", project: emulator.Project, instance: emulator.Instance}
+	err := tableFamilies{exists: true, names: []string{"sess"}}.unknown(c, []string{"sesss"})
 	assert.True(t, errors.Is(err, ttl.ErrUnknownFamily))
-	assert.EqualError(t, tableFamilies{}.unknown("nope", []string{"sess"}), `ttl: unknown column family: table "nope" does not exist`)
-	_, stderr, code = cellttl("stats", "-project", emulator.Project, "-instance", emulator.Instance, "-table", "nope", "-family", "sess=onesecond")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, `table "nope" does not exist`)
+	c.table = "nope"
+	err = tableFamilies{}.unknown(c, nil)
+	assert.ErrorIs(t, err, policy.ErrTableNotFound)
+	assert.False(t, errors.Is(err, ttl.ErrUnknownFamily), "a table is not a family")
+	assert.EqualError(t, err, `policy: table not found: table "nope" does not exist on the emulator at BIGTABLE_EMULATOR_HOST=`+e.Addr)
+	noTable := []string{"-project", emulator.Project, "-instance", emulator.Instance, "-table", "nope"}
+	for _, args := range [][]string{
+		append([]string{"stats"}, noTable...),
+		append(append([]string{"stats"}, noTable...), "-family", "sess=onesecond"),
+		append(append([]string{"inspect"}, noTable...), "-family", "sess=onesecond", "u1"),
+		append(append([]string{"ensure"}, noTable...), "-family", "sess=onesecond"),
+		append(append([]string{"move", "plan"}, noTable...), "-family", "sess=onesecond", "-from", "none", "-start", start),
+		append(append([]string{"sweep"}, noTable...), "-family", "sess=onesecond", "-since", start),
+	} {
+		stdout, stderr, code := cellttl(args...)
+		assert.Equal(t, exitMismatch, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, `policy: table not found: table "nope" does not exist`, args)
+		assert.NotContains(t, stderr, "unknown column family", args)
+	}
 }

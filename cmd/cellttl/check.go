@@ -65,20 +65,36 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		renderCheck(stdout, c.table, statuses)
 	}
 	if errors.Is(err, ttl.ErrFamilyMismatch) {
-		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
-		if found.exists {
-			for _, name := range found.missing(c.families.Names()) {
-				fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, name, found.suggest(name))
-			}
-		}
-		fmt.Fprintf(stderr, "cellttl check: %d of %d families do not match their strategies; \"cellttl ensure\" shows what it would change\n",
-			bad, len(statuses))
+		checkMismatch(c, found, bad, len(statuses), stderr)
 		return exitMismatch
 	}
 	if err != nil {
 		return fail(stderr, "check", err)
 	}
 	return exitOK
+}
+
+// checkMismatch says on stderr what check found wrong, once each, since
+// stdout has the table: a table that does not exist, each family it does
+// not have (with the nearest name it has), and how many of the others'
+// policies differ, of total.
+func checkMismatch(c *config, found tableFamilies, bad, total int, stderr io.Writer) {
+	if !found.exists {
+		fmt.Fprintf(stderr, "cellttl check: %v; \"cellttl ensure -create\" creates it\n", found.unknown(c, nil))
+		return
+	}
+	missing := found.missing(c.families.Names())
+	for _, name := range missing {
+		fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, name, found.suggest(name))
+	}
+	if differ := bad - len(missing); differ > 0 {
+		verb := "have"
+		if differ == 1 {
+			verb = "has"
+		}
+		fmt.Fprintf(stderr, "cellttl check: %d of %d families %s a GC policy other than its strategy needs; \"cellttl ensure\" shows what it would change\n",
+			differ, total, verb)
+	}
 }
 
 // renderCheck prints the statuses as a table, one family a line, saying

@@ -48,12 +48,6 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if statuses == nil {
 		return fail(stderr, "check", err)
 	}
-	bad := 0
-	for _, s := range statuses {
-		if !s.Matches {
-			bad++
-		}
-	}
 	if c.format.json {
 		if err := printJSON(stdout, struct {
 			Table    string          `json:"table"`
@@ -65,7 +59,7 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		renderCheck(stdout, c.table, statuses)
 	}
 	if errors.Is(err, ttl.ErrFamilyMismatch) {
-		checkMismatch(c, found, bad, len(statuses), stderr)
+		checkMismatch(c, found, statuses, stderr)
 		return exitMismatch
 	}
 	if err != nil {
@@ -74,26 +68,21 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// checkMismatch says on stderr what check found wrong, once each, since
-// stdout has the table: a table that does not exist, each family it does
-// not have (with the nearest name it has), and how many of the others'
-// policies differ, of total.
-func checkMismatch(c *config, found tableFamilies, bad, total int, stderr io.Writer) {
+// checkMismatch says on stderr what check found wrong, one line a fault,
+// since stdout has the table: a table that does not exist, each family it
+// does not have (with the nearest name it has), each policy that differs.
+func checkMismatch(c *config, found tableFamilies, statuses []policy.Status, stderr io.Writer) {
 	if !found.exists {
 		fmt.Fprintf(stderr, "cellttl check: %v; \"cellttl ensure -create\" creates it\n", found.unknown(c, nil))
 		return
 	}
-	missing := found.missing(c.families.Names())
-	for _, name := range missing {
-		fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, name, found.suggest(name))
-	}
-	if differ := bad - len(missing); differ > 0 {
-		verb := "have"
-		if differ == 1 {
-			verb = "has"
+	for _, s := range statuses {
+		switch {
+		case !s.Exists:
+			fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, s.Family, found.suggest(s.Family))
+		case !s.Matches:
+			fmt.Fprintf(stderr, "cellttl check: table %q: %v; \"cellttl ensure\" shows what it would change\n", c.table, s)
 		}
-		fmt.Fprintf(stderr, "cellttl check: %d of %d families %s a GC policy other than its strategy needs; \"cellttl ensure\" shows what it would change\n",
-			differ, total, verb)
 	}
 }
 

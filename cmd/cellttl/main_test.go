@@ -150,7 +150,8 @@ sess    OneSecond()                 never                       maxage=1s      m
 `, stdout)
 	// Each fault once (issue 28): the table above shows each policy.
 	assert.Equal(t, `cellttl check: table "t" has no family "gone"
-cellttl check: 2 of 4 families have a GC policy other than its strategy needs; "cellttl ensure" shows what it would change
+cellttl check: table "t": family "rev" (SequenceNumbers(3)): found maxversions=3 or maxage=1d, want maxversions=3; "cellttl ensure" shows what it would change
+cellttl check: table "t": family "sess" (OneSecond()): found never, want maxage=1s; "cellttl ensure" shows what it would change
 `, stderr)
 
 	stdout, stderr, code = cellttl(with("check", "-family", "clicks=default:48h")...)

@@ -157,5 +157,6 @@ func TestPolicies(t *testing.T) {
 	assert.Nil(t, found)
 	require.Error(t, err)
 	assert.Equal(t, codes.NotFound, status.Code(err), "%v", err)
-	assert.True(t, strings.HasPrefix(err.Error(), `policy: table "nope": `), err.Error())
+	assert.ErrorIs(t, err, policy.ErrTableNotFound)
+	assert.True(t, strings.HasPrefix(err.Error(), `policy: table not found: table "nope" does not exist (`), err.Error())
 }

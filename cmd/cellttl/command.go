@@ -64,14 +64,22 @@ var flagWords = strings.NewReplacer("AllowDataLoss", "-allow-data-loss", "Ignore
 
 // adminClient connects to the instance's table admin API.
 func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) {
-	return bigtable.NewAdminClient(ctx, c.project, c.instance)
+	admin, err := bigtable.NewAdminClient(ctx, c.project, c.instance)
+	if err != nil {
+		return nil, clientError(c, err)
+	}
+	return admin, nil
 }
 
 // dataClient connects to the instance's data API, with the app profile
 // -app-profile names. A command line tool exports no client-side metrics.
 func dataClient(ctx context.Context, c *config) (*bigtable.Client, error) {
-	return bigtable.NewClientWithConfig(ctx, c.project, c.instance,
+	client, err := bigtable.NewClientWithConfig(ctx, c.project, c.instance,
 		bigtable.ClientConfig{AppProfile: c.appProfile, MetricsProvider: bigtable.NoopMetricsProvider{}})
+	if err != nil {
+		return nil, clientError(c, err)
+	}
+	return client, nil
 }
 
 // newFlagSet defines the flags of cmd on c: the common ones, then the

@@ -177,8 +177,10 @@ cell: it has no -now. inspect's -at is a deprecated name of -now.
 Every command bounds its first request by -connect-timeout (default 10s;
 0: no limit) and then the whole command by -timeout (default: no limit);
 a server that does not answer is named with where its address came from
-(BIGTABLE_EMULATOR_HOST, or -project and -instance). No duration flag
-takes a negative value.
+(BIGTABLE_EMULATOR_HOST, or -project and -instance). An emulator port
+where nothing listens fails at once ("connection refused"); without
+BIGTABLE_EMULATOR_HOST and credentials, the error says how to give them.
+No duration flag takes a negative value.
 
 A family given with -family (or inspect's -other) that the table does not
 have, or a table that does not exist, is refused (exit 3) by every

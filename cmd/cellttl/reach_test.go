@@ -6,6 +6,7 @@ import (
 	"flag"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,21 +37,37 @@ func TestUnreachable(t *testing.T) {
 	addr := closedAddr(t)
 	t.Setenv("BIGTABLE_EMULATOR_HOST", addr)
 	start := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
-	for _, args := range [][]string{
+	silent := silentAddr(t)
+	all := [][]string{
 		with("check", "-family", "sess=onesecond"),
 		with("stats"),
 		with("ensure", "-family", "sess=onesecond"),
 		with("inspect", "-family", "sess=onesecond", "u1"),
 		append([]string{"move", "plan"}, with("", "-family", "sess=onesecond", "-from", "none", "-start", start)[1:]...),
 		with("sweep", "-family", "sess=onesecond", "-since", start),
-	} {
+	}
+	for _, args := range all {
+		// A port where nothing listens is refused at once (issue 28), not
+		// after -connect-timeout (10s by default), and says so.
+		began := time.Now()
+		stdout, stderr, code := cellttl(args...)
+		assert.Equal(t, exitFailed, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, "cannot reach Bigtable: the emulator at BIGTABLE_EMULATOR_HOST="+addr+": dial tcp "+addr+": connect: connection refused\n", args)
+		assert.Less(t, time.Since(began), 5*time.Second, "refused at once: %v", args)
+	}
+	t.Setenv("BIGTABLE_EMULATOR_HOST", silent)
+	for _, args := range all {
+		// A server that takes the connection and never answers is
+		// bounded by -connect-timeout.
 		began := time.Now()
 		stdout, stderr, code := cellttl(append(args, "-connect-timeout", "500ms")...)
 		assert.Equal(t, exitFailed, code, args)
 		assert.Empty(t, stdout, args)
-		assert.Contains(t, stderr, "cannot reach Bigtable: the emulator at BIGTABLE_EMULATOR_HOST="+addr, args)
+		assert.Contains(t, stderr, "cannot reach Bigtable: the emulator at BIGTABLE_EMULATOR_HOST="+silent+" did not answer within -connect-timeout 500ms", args)
 		assert.Less(t, time.Since(began), 20*time.Second, "bounded by -connect-timeout: %v", args)
 	}
+	t.Setenv("BIGTABLE_EMULATOR_HOST", addr)
 
 	// The sentinel, and -timeout named when it is the shorter bound.
 	c, err := parse(checkCommand, with("", "-family", "sess=onesecond", "-timeout", "1h")[1:])
@@ -73,6 +90,55 @@ func TestUnreachable(t *testing.T) {
 	// The default is stated in -h.
 	stdout, _, _ := cellttl("check", "-h")
 	assert.Regexp(t, `\n  -connect-timeout duration\n(.*\n)*.*\(default 10s\)`, stdout)
+}
+
+// silentAddr returns a local address that takes connections and never
+// answers, for the test.
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+// TestNoCredentials is issue 28's seventh stumble: without
+// BIGTABLE_EMULATOR_HOST and without credentials, the error names Cloud
+// Bigtable by -project and -instance, and says how to give credentials or
+// use the emulator.
+func TestNoCredentials(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("HOME", home)
+	t.Setenv("CLOUDSDK_CONFIG", home)
+	stdout, stderr, code := cellttl(with("stats")...)
+	assert.Equal(t, exitFailed, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `cellttl stats: cannot reach Bigtable: Cloud Bigtable, project "`+emulator.Project+`" instance "`+emulator.Instance+`" (-project, -instance): `)
+	assert.Contains(t, stderr, "could not find default credentials")
+	assert.Contains(t, stderr, "application default credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS=FILE)")
+	assert.Contains(t, stderr, "or set BIGTABLE_EMULATOR_HOST=HOST:PORT to use an emulator")
 }
 
 // TestServer checks that an error names where the address came from.

@@ -36,9 +36,10 @@ var exitStatuses = []exitStatus{
 		"while it worked. A scan that did not finish labels its counts partial, and decides and changes nothing. " +
 		"A run that did not finish exits 1 whatever it found."},
 	{exitUsage, "bad command line: a flag, value or argument the command cannot take; nothing read or changed."},
-	{exitMismatch, "refused, nothing changed: the table does not fit or data would be lost. A table or family that does " +
-		"not exist (the nearest name the table has is suggested), a GC policy check finds different, a change ensure or " +
-		"a move step refuses (and a dry run of it), cells GC may have deleted before a sweep read them."},
+	{exitMismatch, "refused, or found wrong: the table does not fit, or data would be lost. A table or family that " +
+		"does not exist (the nearest name the table has is suggested), a GC policy other than the strategy needs " +
+		"(check), a change ensure or a move step refuses, changing nothing (its dry run exits 3 too), cells GC may " +
+		"have deleted before a sweep read them."},
 	{exitNotReady, "not yet: a step run before it can run, which can run later: a move's rewrite or finish before its start."},
 }
 
@@ -53,7 +54,7 @@ func exitHelp() string {
 	for _, s := range exitStatuses {
 		fmt.Fprintf(&b, "  %d  %s\n", s.code, wrap(s.what, 73, "     "))
 	}
-	b.WriteString(wrap(exitNote, 76, "") + "\n")
+	b.WriteString("\n" + wrap(exitNote, 76, "") + "\n")
 	return b.String()
 }
 

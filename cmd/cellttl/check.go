@@ -55,12 +55,6 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if statuses == nil {
 		return fail(stderr, "check", err)
 	}
-	bad := 0
-	for _, s := range statuses {
-		if !s.Matches {
-			bad++
-		}
-	}
 	if c.format.json {
 		if err := printJSON(stdout, struct {
 			Table    string          `json:"table"`
@@ -72,20 +66,31 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		renderCheck(stdout, c.table, statuses)
 	}
 	if errors.Is(err, ttl.ErrFamilyMismatch) {
-		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
-		if found.exists {
-			for _, name := range found.missing(c.families.Names()) {
-				fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, name, found.suggest(name))
-			}
-		}
-		fmt.Fprintf(stderr, "cellttl check: %d of %d families do not match their strategies; \"cellttl ensure\" shows what it would change\n",
-			bad, len(statuses))
+		checkMismatch(c, found, statuses, stderr)
 		return exitMismatch
 	}
 	if err != nil {
 		return fail(stderr, "check", err)
 	}
 	return exitOK
+}
+
+// checkMismatch says on stderr what check found wrong, one line a fault,
+// since stdout has the table: a table that does not exist, each family it
+// does not have (with the nearest name it has), each policy that differs.
+func checkMismatch(c *config, found tableFamilies, statuses []policy.Status, stderr io.Writer) {
+	if !found.exists {
+		fmt.Fprintf(stderr, "cellttl check: %v; \"cellttl ensure -create\" creates it\n", found.unknown(c, nil))
+		return
+	}
+	for _, s := range statuses {
+		switch {
+		case !s.Exists:
+			fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, s.Family, found.suggest(s.Family))
+		case !s.Matches:
+			fmt.Fprintf(stderr, "cellttl check: table %q: %v; \"cellttl ensure\" shows what it would change\n", c.table, s)
+		}
+	}
 }
 
 // renderCheck prints the statuses as a table, one family a line, saying

@@ -25,12 +25,14 @@ name it has suggested, so that a misspelled name creates nothing.
 It is a dry run unless -apply is given: it prints the plan and changes
 nothing. Before changing a family it scans it (values stripped, at most one
 cell per row) for cells the change would delete or hide: past timestamps
-under onesecond, cells older than a new, shorter default, live cells whose
-expiries a shorter age (a shorter default, or onesecond after an age
-policy) moves earlier, real-time timestamps under seqnum, sequence numbers
-under an age-based policy, more versions than seqnum keeps. It refuses
-such a change, changing nothing and exiting 3, unless -allow-data-loss is
-given.
+under onesecond, cells older than a new, shorter default (or expired ones
+a grace keeps, which a sweep has yet to read), live cells whose expiries a
+shorter default moves earlier, real-time timestamps under seqnum, sequence
+numbers under an age-based policy, more versions than seqnum keeps. It
+refuses such a change, changing nothing and exiting 3, unless
+-allow-data-loss is given. Taking a grace off onesecond moves no live
+cell's expiry: its live cells are listed as "not lost", collected sooner
+once expired.
 
 The scan reads the table once for every family to change, in shards read in
 parallel (-workers), with progress on stderr. -sample reads a fraction of
@@ -83,7 +85,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "ensure", err)
 	}
-	if err := found.unknown(c.table, c.families.Names()); err != nil && !c.create {
+	if err := found.unknown(c, c.families.Names()); err != nil && !c.create {
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; give -create to create it (check the name first)")
 		return exitMismatch

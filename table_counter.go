@@ -71,13 +71,15 @@ func (t *Table) SumCounter(ctx context.Context, row, family, column string, w Wi
 			ErrInvalidOption, n, w, t.margin, family, column)
 	}
 	current := w.start(now)
-	oldest, err := w.stamp(r, current.Add(-time.Duration(n-1)*w.Size))
-	if err != nil {
-		return 0, fmt.Errorf("%w (family %q, column %q)", err, family, column)
-	}
 	newest, err := w.stamp(r, current)
 	if err != nil {
 		return 0, fmt.Errorf("%w (family %q, column %q)", err, family, column)
+	}
+	// The oldest window, older than the newest, can only be out of range
+	// by expiring before 1970, where no cell can be: the span starts at 0.
+	oldest, err := w.stamp(r, current.Add(-time.Duration(n-1)*w.Size))
+	if err != nil {
+		oldest = 0
 	}
 	span := rules.Range{Lo: oldest, Hi: newest + 1000}.Filter()
 	t.metrics.counterRead(ctx, family, callSumCounter)

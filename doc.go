@@ -93,6 +93,14 @@
 // readers [WithReadMargin] of at least s. [WithClock] replaces time.Now,
 // for tests or a corrected clock.
 //
+// # Expiry events at any table size
+//
+// Bigtable has no index by timestamp: a sweep (package sweep) that looks
+// for expired cells reads the whole table. [WithSchedule] makes the table
+// write, before each call's data, an entry per row and second of expiry
+// in a second table (laid out by package schedule), which a sweep given
+// it reads instead: one more request per write call, never per cell.
+//
 // # Wire format
 //
 // Other readers (cbt, other clients, Dataflow, BigQuery) see the raw cells,

@@ -25,6 +25,7 @@ type config struct {
 	writeTimes bool
 	appProfile string        // WithAppProfile
 	metrics    metricsConfig // WithMeterProvider
+	schedule   scheduleConfig
 }
 
 type optionFunc func(*config) error
@@ -139,7 +140,8 @@ type rowFilterOption struct {
 // expire idle + slack after that, where slack = min(idle/4, 24h), as
 // Touch renews a cell (one conditional mutation per column renewed; with
 // RecordWriteTime and without WithWriteTimes, one read of the row's write
-// times first). A cell read again and again is thus renewed at most once
+// times first; with WithSchedule, one write of the entries of a row's
+// renewals in a family first, whose failure fails them). A cell read again and again is thus renewed at most once
 // per slack, however short idle is: a renewed cell expires idle + slack
 // after the read that renewed it (rounded up to the millisecond), so once
 // the reads stop it expires between idle and idle + slack + 1ms after the

@@ -47,7 +47,8 @@ import (
 // (what every write checks and stamps), table_write.go (Apply, and the
 // writer every write path builds with), table_bulk.go (ApplyBulk),
 // table_row.go (ApplyRow), table_batch.go (ApplyBatch), table_read.go
-// (ReadRow, ReadRows), table_rmw.go (ApplyReadModifyWrite).
+// (ReadRow, ReadRows), table_rmw.go (ApplyReadModifyWrite),
+// table_schedule.go (WithSchedule, the entries written before the data).
 type Table struct {
 	tbl        bigtable.TableAPI
 	now        func() time.Time
@@ -58,8 +59,9 @@ type Table struct {
 	margin     time.Duration
 	companions companions // RecordWriteTime
 	plan       readPlan
-	appProfile string   // WithAppProfile, for messages
-	metrics    *metrics // WithMeterProvider; nil records nothing
+	appProfile string            // WithAppProfile, for messages
+	metrics    *metrics          // WithMeterProvider; nil records nothing
+	schedule   bigtable.TableAPI // WithSchedule; nil writes none
 }
 
 // NewTable returns a Table that reads and writes tbl, a *bigtable.Table or
@@ -109,6 +111,9 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 			t.byName[name] = &f
 		}
 	}
+	if err := t.setSchedule(tbl, c.schedule); err != nil {
+		return nil, err
+	}
 	t.margin = c.margin
 	t.companions = companions(c.writeTimes)
 	t.plan = newReadPlan(managed, c.others, t.companions)
@@ -128,6 +133,9 @@ type familyRule struct {
 	timed    bool       // a time rule
 	counter  bool       // a Counter family
 	versions bool       // SequenceNumbers
+	// scheduled: its cells' expiries are written to the table's schedule
+	// (WithSchedule).
+	scheduled bool
 }
 
 func newFamilyRule(name string, s Strategy) familyRule {
@@ -139,6 +147,15 @@ func newFamilyRule(name string, s Strategy) familyRule {
 		f.versions = true
 	}
 	return f
+}
+
+// expiresAt returns the expiry of a cell of the family stamped ts, as its
+// strategy's ExpiresAt does (a time rule's, called directly).
+func (f *familyRule) expiresAt(ts bigtable.Timestamp) (time.Time, bool) {
+	if f.timed {
+		return f.time.Expiry(ts)
+	}
+	return f.s.ExpiresAt(ts)
 }
 
 // family returns family's rule, or nil for a family without a strategy.

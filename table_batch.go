@@ -23,8 +23,11 @@ import (
 // are applied. Rows are sent while fill runs, in the groups the bigtable
 // client would send as one request each (at most 100,000 changes), so
 // that the built rows of only one group are in memory at a time; if fill
-// panics, the groups already sent stay written. A fill that runs long
-// writes lifetimes counted from the call's start, as ApplyRow's does.
+// panics, the groups already sent stay written. On a table with a
+// schedule (WithSchedule), every row is filled before any is sent, after
+// their entries (as ApplyBulk says), and a fill that panics sends nothing.
+// A fill that runs long writes lifetimes counted from the call's start, as
+// ApplyRow's does.
 //
 // errs and err are as ApplyBulk's: errs is nil when every row was written,
 // otherwise one entry per row, nil for each row written; a non-nil err
@@ -38,17 +41,32 @@ func (t *Table) ApplyBatch(ctx context.Context, rows []string, fill func(i int, 
 	}
 	st := &rowState{w: t.writer(t.now())}
 	w := bulkWriter{tbl: t.tbl, opts: opts, rows: rows}
+	if t.schedule != nil {
+		st.w.sched = newBatch()
+		defer freeBatch(st.w.sched)
+		w.hold(len(rows))
+	}
 	for i := range rows {
 		st.w.refill(len(rows) - i)
+		var mark int
+		if st.w.sched != nil {
+			st.w.row, mark = rows[i], st.w.sched.Len()
+		}
 		st.begin()
 		fill(i, RowWriter{st, st.gen})
 		b, err := st.end("ApplyBatch", rows[i])
 		if err != nil {
+			if st.w.sched != nil {
+				st.w.sched.Trim(mark) // a row not written has no entry
+			}
 			st.w.drop(b, nil)
 			w.fail(i, err)
 			continue
 		}
 		w.add(ctx, i, st.w.keep(b))
+	}
+	if st.w.sched != nil {
+		w.release(ctx, t, st.w.sched, "ApplyBatch")
 	}
 	w.send(ctx)
 	return w.result()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/schedule"
 )
 
 // ApplyBulk applies muts[i] to rows[i], each atomically, all with the
@@ -14,7 +16,10 @@ import (
 //
 // Rows are built and sent in the groups the bigtable client would send as
 // one request each (at most 100,000 changes), so that the built mutations
-// of only one group are in memory at a time.
+// of only one group are in memory at a time. On a table with a schedule
+// (WithSchedule), every row is built first, their entries written in one
+// request, and only then the groups sent; if the entries fail, no row is
+// sent, and err and every row's entry in errs wrap ErrSchedule.
 //
 // errs is nil when every row was written; otherwise it has one entry per
 // row, nil for each row written. A non-nil err means every request failed
@@ -29,18 +34,33 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 	}
 	bw := t.writer(t.now())
 	w := bulkWriter{tbl: t.tbl, opts: opts, rows: rows}
+	if t.schedule != nil {
+		bw.sched = newBatch()
+		defer freeBatch(bw.sched)
+		w.hold(len(rows))
+	}
 	for i, m := range muts {
 		if m != nil && m.isCond() {
 			w.fail(i, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i]))
 			continue
 		}
 		bw.refill(len(muts) - i)
+		var mark int
+		if bw.sched != nil {
+			bw.row, mark = rows[i], bw.sched.Len()
+		}
 		b, err := bw.build(m, false)
 		if err != nil {
+			if bw.sched != nil {
+				bw.sched.Trim(mark) // a row not written has no entry
+			}
 			w.fail(i, err)
 			continue
 		}
 		w.add(ctx, i, b)
+	}
+	if bw.sched != nil {
+		w.release(ctx, t, bw.sched, "ApplyBulk")
 	}
 	w.send(ctx)
 	return w.result()
@@ -64,6 +84,45 @@ type bulkWriter struct {
 	groups   int     // requests sent
 	failed   int     // requests that failed as a whole
 	firstErr error   // the first such request's error
+
+	// With a schedule, the rows are built, and held, until the entries
+	// of all of them are written (see release).
+	holding bool
+	held    []heldRow
+}
+
+// A heldRow is a row built and not yet sent: row i of the call.
+type heldRow struct {
+	i int
+	b built
+}
+
+// hold makes add hold the rows, of a call of n, instead of sending them.
+func (w *bulkWriter) hold(n int) {
+	w.holding, w.held = true, make([]heldRow, 0, n)
+}
+
+// release writes the entries of the rows held, then sends the rows; if
+// the entries fail, no row is sent and each has the error, which is the
+// call's (as a request that failed as a whole).
+func (w *bulkWriter) release(ctx context.Context, t *Table, entries *schedule.Batch, call string) {
+	held := w.held
+	w.holding, w.held = false, nil
+	if len(held) == 0 {
+		return
+	}
+	if err := t.writeEntries(ctx, entries, call); err != nil {
+		for _, h := range held {
+			w.fail(h.i, err)
+		}
+		w.groups++
+		w.failed++
+		w.firstErr = err
+		return
+	}
+	for _, h := range held {
+		w.add(ctx, h.i, h.b)
+	}
 }
 
 // fail records the error of row i.
@@ -77,6 +136,10 @@ func (w *bulkWriter) fail(i int, err error) {
 // add adds row i, built as b, to the group, sending the group first if b
 // would overfill it.
 func (w *bulkWriter) add(ctx context.Context, i int, b built) {
+	if w.holding {
+		w.held = append(w.held, heldRow{i, b})
+		return
+	}
 	if w.group.changes+b.n > maxBulkChanges {
 		w.send(ctx)
 	}

@@ -125,6 +125,13 @@ func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, 
 	if len(missing) == 0 {
 		return
 	}
+	if err := t.scheduleRewrites(ctx, r.Key(), family, "KeepAlive's renewal", stamps...); err != nil {
+		for _, i := range missing {
+			rn.failed.add(r.Key(), items[i].Column, err)
+			t.metrics.renewal(ctx, family, callKeepAlive, false, false, err)
+		}
+		return
+	}
 	written, err := t.writeTimesOf(ctx, r.Key(), family, items, missing, rn.writeTimes)
 	if err != nil {
 		for _, i := range missing {

@@ -31,10 +31,23 @@ func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), 
 	}
 	st := rowStates.Get().(*rowState)
 	st.w.start(t, t.now())
+	if t.schedule != nil {
+		st.w.sched, st.w.row = newBatch(), row
+	}
 	st.begin()
 	fill(RowWriter{st, st.gen})
 	b, err := st.end("ApplyRow", row)
+	entries := st.w.sched
+	if entries != nil {
+		st.w.sched, st.w.row = nil, ""
+	}
 	rowStates.Put(st)
+	if entries != nil {
+		if err == nil {
+			err = t.writeEntries(ctx, entries, "ApplyRow")
+		}
+		freeBatch(entries)
+	}
 	if err != nil {
 		return err
 	}
@@ -173,6 +186,9 @@ func (st *rowState) set(family, column string, value []byte, life Lifetime) {
 	if err != nil {
 		st.err = err
 		return
+	}
+	if w.f.scheduled {
+		w.schedule(ts)
 	}
 	if supersede {
 		st.cur.deleteRange(family, column, old.Lo, old.Hi) // Hi 0: no end

@@ -34,9 +34,12 @@ import (
 //
 // It takes two requests: a ReadRow and a CheckAndMutateRow, a single-row
 // transaction, which an app profile with multi-cluster routing refuses:
-// Touch then returns an error wrapping ErrTransactionNotAllowed. Families
-// without a strategy and SequenceNumbers families are refused with
-// ErrLifetime: their cells do not expire by time.
+// Touch then returns an error wrapping ErrTransactionNotAllowed. In a
+// family with a schedule (WithSchedule), the entry of the new expiry is
+// written between the two, and if that fails, Touch writes nothing and
+// returns an error wrapping ErrSchedule. Families without a strategy and
+// SequenceNumbers families are refused with ErrLifetime: their cells do
+// not expire by time.
 func (t *Table) Touch(ctx context.Context, row, family, column string, life Lifetime) (touched bool, err error) {
 	if err := t.check(ctx, "Touch"); err != nil {
 		return false, err
@@ -70,6 +73,10 @@ func (t *Table) Touch(ctx context.Context, row, family, column string, life Life
 	}
 	if !ok {
 		return false, nil // nothing to renew
+	}
+	if err := t.scheduleRewrites(ctx, row, family, "Touch", ts); err != nil {
+		t.metrics.renewal(ctx, family, callTouch, false, false, err)
+		return false, err
 	}
 	moved, err := t.rewrite(ctx, s, row, family, column, cell, written, ts, now)
 	err = t.transaction(err, "Touch (a CheckAndMutateRow)")

@@ -8,6 +8,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/schedule"
 )
 
 // Apply applies m to the row atomically, with the timestamps its lifetimes
@@ -17,6 +18,9 @@ import (
 func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigtable.ApplyOption) error {
 	if err := t.check(ctx, "Apply"); err != nil {
 		return err
+	}
+	if t.schedule != nil {
+		return t.applyScheduled(ctx, row, m, opts)
 	}
 	b, err := t.build(t.now(), m, false)
 	if err != nil {
@@ -47,6 +51,11 @@ type writer struct {
 	old       rules.Range // the timestamps ts makes obsolete, when supersede
 	supersede bool
 
+	// With a schedule: the call's entries, and the row being built,
+	// whose entries they are. sched is nil without a schedule.
+	sched *schedule.Batch
+	row   string
+
 	// ApplyBulk's: the mutations the next rows are built into, made a
 	// batch at a time, so that a row costs no allocation of its own for
 	// its bigtable.Mutation (the raw client's NewMutation per row).
@@ -64,6 +73,15 @@ func (w *writer) start(t *Table, now time.Time) {
 		w.t, w.looked, w.f = t, false, nil
 	}
 	w.now, w.stamped = now, false
+}
+
+// schedule adds to the call's entries the one of the row's cells stamped
+// ts in the family last looked up, a scheduled one, unless they do not
+// expire (Forever).
+func (w *writer) schedule(ts bigtable.Timestamp) {
+	if exp, ok := w.f.expiresAt(ts); ok && w.sched != nil {
+		w.sched.Add(w.row, exp)
+	}
 }
 
 // newBuilt returns an empty built, its mutation the next of the slab when
@@ -269,6 +287,9 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 		if err != nil {
 			return err
 		}
+		if w.f.scheduled {
+			w.schedule(ts)
+		}
 		for i := range changes {
 			o := &changes[i]
 			if supersede {
@@ -293,6 +314,9 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 		ts, old, supersede, err := w.stamp(s, family, o.column, r.life())
 		if err != nil {
 			return err
+		}
+		if w.f.scheduled {
+			w.schedule(ts)
 		}
 		if supersede {
 			b.deleteRange(family, o.column, old.Lo, old.Hi) // Hi 0: no end
@@ -334,6 +358,9 @@ func (w *writer) addCounters(b *built, family string, changes []change) error {
 			var err error
 			if ts, err = win.stamp(w.f.time, start); err != nil {
 				return fmt.Errorf("%w (family %q, column %q)", err, family, o.column)
+			}
+			if w.f.scheduled {
+				w.schedule(ts)
 			}
 			last = win
 		}

@@ -36,13 +36,16 @@ var (
 	ErrInvalidStrategy = errors.New("ttl: invalid strategy")
 
 	// ErrInvalidOption reports an option that cannot work: a nil clock, a
-	// negative read margin, a bad OtherFamilies name, a bigtable.RowFilter
-	// that would replace the expiry filter, a nil read option.
+	// negative read margin, a bad OtherFamilies name, a WithSchedule that
+	// names a family it cannot schedule or the table itself, a
+	// bigtable.RowFilter that would replace the expiry filter, a nil read
+	// option.
 	ErrInvalidOption = errors.New("ttl: invalid option")
 
 	// ErrUnknownFamily reports a write to a family the table does not know:
 	// an empty name, or, when the table's families are declared with
-	// OtherFamilies, a family that is neither managed nor declared.
+	// OtherFamilies, a family that is neither managed nor declared; and a
+	// counter read (ReadCounter, SumCounter) of a family that is neither.
 	ErrUnknownFamily = errors.New("ttl: unknown column family")
 
 	// ErrInvalidMutation reports a mutation Bigtable cannot take: nil, with
@@ -98,6 +101,11 @@ var (
 	// app profile (when given with WithAppProfile) and the alternatives.
 	// It wraps the server's status too.
 	ErrTransactionNotAllowed = errors.New("ttl: single-row transaction not allowed by the app profile")
+
+	// ErrSchedule reports a write call whose schedule entries
+	// (WithSchedule) could not be written: the call wrote none of its
+	// data. It wraps the schedule table's error too.
+	ErrSchedule = errors.New("ttl: schedule entries not written")
 )
 
 // MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64

@@ -52,6 +52,10 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 	if !r.Started {
 		return r, fmt.Errorf("%w: move.Family.Rewrite: the move starts at %s; until then the old encoding is still written", ttl.ErrInvalidOption, text.Time(f.m.Start))
 	}
+	work := f.rewriteWork()
+	if err := f.ownCheckpoint("Rewrite", work); err != nil {
+		return r, err
+	}
 	old, new, _ := f.rule.Sides()
 	lagging := r.Now.Add(-f.m.Skew)
 	entries := f.newEntryWriter()
@@ -76,9 +80,13 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 		}
 		return out, expired
 	}}
-	work := fmt.Sprintf("rewrite table %q family %q %v", f.table, f.family, f.m)
 	done, read, err := c.run(ctx, RewriteFilter(f.m, f.family), work, f.opts)
 	r.Rewritten, r.Kept, r.Read = done.Rewritten, done.Kept, read
+	if err != nil && read.Shards == 0 {
+		// The journal was never opened: nothing was read or rewritten,
+		// and nothing is reported done.
+		return r, fmt.Errorf("move.Family.Rewrite: table %q, family %q: %w", f.table, f.family, err)
+	}
 	verb, left := "rewrote", "left (changed meanwhile, or below a newer cell)"
 	if f.opts.DryRun {
 		verb, left = "would rewrite", "would be left (below a newer cell)"
@@ -89,9 +97,6 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 		r.Actions = append(r.Actions, s)
 	}
 	switch {
-	case err != nil && read.Shards == 0:
-		// The journal was never opened: nothing was read or rewritten.
-		return r, fmt.Errorf("move.Family.Rewrite: table %q, family %q: %w", f.table, f.family, err)
 	case err != nil:
 		return r, fmt.Errorf("move: table %q, family %q: the rewrite stopped after %d of %d shards (resume it with the same checkpoint): %w",
 			f.table, f.family, read.ShardsRead, read.Planned(), err)

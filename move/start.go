@@ -18,14 +18,20 @@ import (
 // Options.Checkpoint first so that no cell is rewritten twice), then it
 // sets the family's GC policy to the move's. It refuses while misplaced
 // cells remain.
+//
+// A dry run (Options.DryRun) refuses what the step would refuse: misplaced
+// cells without a checkpoint, or a checkpoint of other work.
 func (f *Family) Start(ctx context.Context) (*Report, error) {
+	if err := f.ownCheckpoint("Start", f.startWork()); err != nil {
+		return nil, err
+	}
 	r, err := f.counted(ctx, "Start")
 	if err != nil {
 		return r, err
 	}
 	opts := f.opts
 	if r.Misplaced.Cells > 0 {
-		if opts.Checkpoint == nil && !opts.DryRun {
+		if opts.Checkpoint == nil {
 			return r, fmt.Errorf("%w: move.Family.Start: %s stamped above the boundary must be rewritten, and that needs a checkpoint (Options.Checkpoint): a rewritten cell cannot be told from one still to rewrite",
 				ttl.ErrInvalidOption, text.Plural(int(r.Misplaced.Cells), "old cell", "old cells"))
 		}

@@ -33,9 +33,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -66,9 +66,14 @@ var ErrKey = errors.New("schedule: not an entry's key")
 
 // Salt returns the salt of row: FNV-1a of its key, modulo Salts.
 func Salt(row string) int {
-	h := fnv.New32a()
-	h.Write([]byte(row))
-	return int(h.Sum32() % Salts)
+	// FNV-1a (hash/fnv's New32a) written out, so that it costs no
+	// allocation: a writer salts every entry it adds.
+	h := uint32(2166136261)
+	for i := 0; i < len(row); i++ {
+		h ^= uint32(row[i])
+		h *= 16777619
+	}
+	return int(h % Salts)
 }
 
 // SlotOf returns the slot (Unix second) of expiry, clamped to the seconds
@@ -92,14 +97,22 @@ func Key(row string, expiry time.Time) string {
 
 // prefix returns the start of the keys of salt's entries of slot.
 func prefix(salt int, slot int64) string {
-	b := make([]byte, 0, 2+1+13+1)
+	return string(appendPrefix(make([]byte, 0, keyHead), salt, slot))
+}
+
+// keyHead is the length of a key's prefix: salt, slot and two '#'.
+const keyHead = 2 + 1 + 13 + 1
+
+// appendPrefix appends the prefix of salt's entries of slot to b.
+func appendPrefix(b []byte, salt int, slot int64) []byte {
 	b = append(b, hex[salt>>4], hex[salt&15], '#')
-	n := strconv.AppendInt(nil, slot, 10)
+	var digits [20]byte
+	n := strconv.AppendInt(digits[:0], slot, 10)
 	for i := len(n); i < 13; i++ {
 		b = append(b, '0')
 	}
 	b = append(b, n...)
-	return string(append(b, '#'))
+	return append(b, '#')
 }
 
 const hex = "0123456789abcdef"
@@ -117,7 +130,7 @@ func (e Entry) String() string { return prefix(e.Salt, e.Slot.Unix()) + e.Row }
 
 // Parse returns the entry a key names, or an error wrapping ErrKey.
 func Parse(key string) (Entry, error) {
-	const head = 2 + 1 + 13 + 1
+	const head = keyHead
 	if len(key) < head || key[2] != '#' || key[head-1] != '#' {
 		return Entry{}, fmt.Errorf("%w: %q", ErrKey, key)
 	}
@@ -138,8 +151,11 @@ func Parse(key string) (Entry, error) {
 // Timestamp returns the timestamp of the cell of the entry for expiry:
 // the end of its slot, in microseconds, which no cell expiring in the
 // slot outlives.
-func Timestamp(expiry time.Time) bigtable.Timestamp {
-	end := SlotOf(expiry) + 1
+func Timestamp(expiry time.Time) bigtable.Timestamp { return slotTimestamp(SlotOf(expiry)) }
+
+// slotTimestamp returns the timestamp of the entries of slot.
+func slotTimestamp(slot int64) bigtable.Timestamp {
+	end := slot + 1
 	if end > maxSlot {
 		return bigtable.Timestamp(math.MaxInt64 - math.MaxInt64%1000)
 	}
@@ -182,39 +198,129 @@ func Policy(grace time.Duration) bigtable.GCPolicy {
 // A Batch collects the entries of one write call, each once, to write
 // them in one request before the call's data. The zero value is an empty
 // batch. A Batch is not safe for concurrent use.
+//
+// It is made to cost little beside the write it serves: Add builds no key
+// (a batch holds rows and slots, and builds the keys of all its entries
+// in one buffer when they are asked for), and Write sends the entries of
+// a slot with one shared mutation, since they are the same cell. Reset
+// keeps its memory for the next call.
 type Batch struct {
-	keys []string
-	ts   []bigtable.Timestamp
-	seen map[string]bool
+	rows  []string
+	slots []int64
+	seen  map[entry]struct{} // once the batch is too long to scan
+	keys  []string           // of the first len(keys) entries, built by Keys
+	muts  []*bigtable.Mutation
+
+	// The mutation of the last slot written, kept by Reset: the client
+	// only reads a mutation, so the next call's entries of the same
+	// second (most of them, at any rate of writes) reuse it.
+	last     *bigtable.Mutation
+	lastSlot int64
 }
+
+// entry is an entry as a Batch tells one from another.
+type entry struct {
+	row  string
+	slot int64
+}
+
+// scanned is how many entries a Batch searches one by one for a
+// duplicate before it keeps a map of them.
+const scanned = 8
 
 // Add adds the entry for the cells of row that expire at expiry, unless
 // the batch holds it.
 func (b *Batch) Add(row string, expiry time.Time) {
-	k := Key(row, expiry)
-	if n := len(b.keys); n > 0 && b.keys[n-1] == k {
+	slot := SlotOf(expiry)
+	n := len(b.rows)
+	if n > 0 && b.slots[n-1] == slot && b.rows[n-1] == row {
 		return // the common case: a row's cells share an expiry
 	}
-	if b.seen == nil {
-		b.seen = map[string]bool{}
+	switch e := (entry{row, slot}); {
+	case n <= scanned:
+		for i := range b.rows {
+			if b.slots[i] == slot && b.rows[i] == row {
+				return
+			}
+		}
+		if n == scanned {
+			if b.seen == nil {
+				b.seen = make(map[entry]struct{}, 2*scanned)
+			}
+			for i := range b.rows {
+				b.seen[entry{b.rows[i], b.slots[i]}] = struct{}{}
+			}
+			b.seen[e] = struct{}{}
+		}
+	default:
+		if _, ok := b.seen[e]; ok {
+			return
+		}
+		b.seen[e] = struct{}{}
 	}
-	if b.seen[k] {
-		return
-	}
-	b.seen[k] = true
-	b.keys = append(b.keys, k)
-	b.ts = append(b.ts, Timestamp(expiry))
+	b.rows = append(b.rows, row)
+	b.slots = append(b.slots, slot)
 }
 
 // Len returns the number of entries in the batch.
-func (b *Batch) Len() int { return len(b.keys) }
+func (b *Batch) Len() int { return len(b.rows) }
 
 // Keys returns the keys of the batch's entries, in the order added.
-func (b *Batch) Keys() []string { return b.keys }
+func (b *Batch) Keys() []string {
+	n := len(b.keys)
+	if n == len(b.rows) {
+		return b.keys
+	}
+	size := 0
+	for _, row := range b.rows[n:] {
+		size += keyHead + len(row)
+	}
+	// One allocation for all the keys: a Builder's String does not copy.
+	var buf strings.Builder
+	buf.Grow(size)
+	var head [keyHead]byte
+	for i, row := range b.rows[n:] {
+		buf.Write(appendPrefix(head[:0], Salt(row), b.slots[n+i]))
+		buf.WriteString(row)
+	}
+	all := buf.String()
+	for _, row := range b.rows[n:] {
+		k := keyHead + len(row)
+		b.keys = append(b.keys, all[:k])
+		all = all[k:]
+	}
+	return b.keys
+}
+
+// Trim removes the entries added since the batch held n: those of a row
+// that was then refused, so that a row not written gets no entry. A batch
+// with n entries or fewer is left as it is.
+func (b *Batch) Trim(n int) {
+	if n < 0 {
+		n = 0
+	}
+	if n >= len(b.rows) {
+		return
+	}
+	if b.seen != nil {
+		for i := n; i < len(b.rows); i++ {
+			delete(b.seen, entry{b.rows[i], b.slots[i]})
+		}
+	}
+	clear(b.rows[n:])
+	b.rows, b.slots = b.rows[:n], b.slots[:n]
+	if len(b.keys) > n {
+		clear(b.keys[n:])
+		b.keys = b.keys[:n]
+	}
+}
 
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() {
-	b.keys, b.ts = b.keys[:0], b.ts[:0]
+	clear(b.rows) // let the rows' keys go
+	clear(b.keys)
+	clear(b.muts)
+	b.rows, b.slots, b.keys, b.muts = b.rows[:0], b.slots[:0], b.keys[:0], b.muts[:0]
 	clear(b.seen)
 }
 
@@ -222,30 +328,45 @@ func (b *Batch) Reset() {
 // request (none for an empty batch), and returns nil only when every
 // entry was written: an error names the first entry that failed.
 func (b *Batch) Write(ctx context.Context, tbl bigtable.TableAPI) error {
-	switch len(b.keys) {
+	switch len(b.rows) {
 	case 0:
 		return nil
 	case 1:
-		m := bigtable.NewMutation()
-		m.Set(Family, Column, b.ts[0], nil)
-		if err := tbl.Apply(ctx, b.keys[0], m); err != nil {
-			return fmt.Errorf("schedule: writing entry %q: %w", b.keys[0], err)
+		key := b.Keys()[0]
+		if err := tbl.Apply(ctx, key, b.slotMutation(b.slots[0])); err != nil {
+			return fmt.Errorf("schedule: writing entry %q: %w", key, err)
 		}
 		return nil
 	}
-	muts := make([]*bigtable.Mutation, len(b.keys))
-	for i := range muts {
-		muts[i] = bigtable.NewMutation()
-		muts[i].Set(Family, Column, b.ts[i], nil)
+	keys := b.Keys()
+	b.muts = b.muts[:0]
+	for i, slot := range b.slots {
+		// The entries of a slot are one cell, the same mutation: made
+		// once per run of them (and the client only reads it).
+		if i == 0 || slot != b.slots[i-1] {
+			b.muts = append(b.muts, b.slotMutation(slot))
+		} else {
+			b.muts = append(b.muts, b.muts[i-1])
+		}
 	}
-	errs, err := tbl.ApplyBulk(ctx, b.keys, muts)
+	errs, err := tbl.ApplyBulk(ctx, keys, b.muts)
 	if err != nil {
-		return fmt.Errorf("schedule: writing %d entries: %w", len(b.keys), err)
+		return fmt.Errorf("schedule: writing %d entries: %w", len(keys), err)
 	}
 	for i, err := range errs {
 		if err != nil {
-			return fmt.Errorf("schedule: writing entry %q: %w", b.keys[i], err)
+			return fmt.Errorf("schedule: writing entry %q: %w", keys[i], err)
 		}
 	}
 	return nil
+}
+
+// slotMutation returns the mutation that writes an entry of slot: the
+// last one made, when it is slot's.
+func (b *Batch) slotMutation(slot int64) *bigtable.Mutation {
+	if b.last == nil || b.lastSlot != slot {
+		b.last, b.lastSlot = bigtable.NewMutation(), slot
+		b.last.Set(Family, Column, slotTimestamp(slot), nil)
+	}
+	return b.last
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"testing"
@@ -201,6 +202,125 @@ func TestBatchWriteFails(t *testing.T) {
 	b.Add("r2", t0)
 	if err := b.Write(ctx, tbl); err == nil {
 		t.Errorf("two entries to a missing table: no error")
+	}
+}
+
+// Salt is FNV-1a, as hash/fnv computes it: the layout says so.
+func TestSaltIsFNV(t *testing.T) {
+	for _, row := range []string{"", "a", "user#42", "\x00\xff", strings.Repeat("z", 300)} {
+		h := fnv.New32a()
+		h.Write([]byte(row))
+		if got, want := schedule.Salt(row), int(h.Sum32()%schedule.Salts); got != want {
+			t.Errorf("Salt(%q) = %d, want %d", row, got, want)
+		}
+	}
+}
+
+// A batch longer than it scans finds its duplicates in a map, keeps the
+// order added, and builds keys for entries added after Keys was called;
+// Reset empties it for reuse.
+func TestBatchManyEntries(t *testing.T) {
+	var b schedule.Batch
+	var want []string
+	for round := range 2 {
+		for i := range 40 {
+			row := fmt.Sprintf("row%02d", i%20) // each row in two slots
+			exp := t0.Add(time.Duration(i/20) * time.Second)
+			b.Add(row, exp)
+			b.Add(row, exp.Add(time.Millisecond)) // the same slot
+			if i%20 == 3 {
+				b.Add("row00", t0) // an entry added long before
+			}
+			if round == 0 {
+				want = append(want, schedule.Key(row, exp))
+			}
+			if i == 10 {
+				if got := b.Keys(); fmt.Sprint(got) != fmt.Sprint(want[:11]) {
+					t.Fatalf("round %d: Keys part way = %q, want %q", round, got, want)
+				}
+			}
+		}
+		if b.Len() != 40 {
+			t.Fatalf("round %d: Len = %d, want 40", round, b.Len())
+		}
+		if got := b.Keys(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("round %d: Keys = %q, want %q", round, got, want)
+		}
+		b.Reset()
+		if b.Len() != 0 || len(b.Keys()) != 0 {
+			t.Fatalf("round %d: Reset left %d entries", round, b.Len())
+		}
+	}
+}
+
+// Trim drops the entries added after a mark, from the keys and from what
+// the batch has seen, short batch or long.
+func TestBatchTrim(t *testing.T) {
+	for _, n := range []int{3, 20} {
+		var b schedule.Batch
+		for i := range n {
+			b.Add(fmt.Sprint("r", i), t0)
+		}
+		b.Keys()
+		b.Add("x", t0)
+		b.Add("y", t0)
+		b.Trim(n)
+		if b.Len() != n || len(b.Keys()) != n {
+			t.Fatalf("%d: after Trim, Len = %d, %d keys; want %d", n, b.Len(), len(b.Keys()), n)
+		}
+		b.Trim(n + 5) // nothing to trim
+		b.Add("x", t0)
+		if b.Len() != n+1 || b.Keys()[n] != schedule.Key("x", t0) {
+			t.Errorf("%d: an entry trimmed is not added again: %q", n, b.Keys())
+		}
+		b.Trim(-1)
+		if b.Len() != 0 {
+			t.Errorf("%d: Trim(-1) left %d", n, b.Len())
+		}
+	}
+}
+
+// Entries of several slots, in runs, are written each with its own slot's
+// timestamp, and an entry the table refuses is named.
+func TestBatchWriteSlots(t *testing.T) {
+	ctx := context.Background()
+	e := emulator.StartForTest(t)
+	tbl, err := e.CreateTable(ctx, "sched", map[string]bigtable.GCPolicy{schedule.Family: schedule.Policy(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b schedule.Batch
+	want := map[string]bigtable.Timestamp{}
+	for i := range 30 {
+		exp := t0.Add(time.Duration(i/10) * time.Second)
+		row := fmt.Sprint("r", i)
+		b.Add(row, exp)
+		want[schedule.Key(row, exp)] = schedule.Timestamp(exp)
+	}
+	if err := b.Write(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bigtable.Timestamp{}
+	err = tbl.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+		got[r.Key()] = r[schedule.Family][0].Timestamp
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("entries = %v, want %v", got, want)
+	}
+	// A table without the schedule's family refuses each entry.
+	other, err := e.CreateTable(ctx, "other", map[string]bigtable.GCPolicy{"f": schedule.Policy(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	b.Add("first", t0)
+	b.Add("second", t0)
+	if err := b.Write(ctx, other); err == nil || !strings.Contains(err.Error(), schedule.Key("first", t0)) {
+		t.Errorf("entries the table refuses: %v, want an error naming the first", err)
 	}
 }
 

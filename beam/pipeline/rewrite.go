@@ -14,6 +14,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
@@ -162,7 +163,7 @@ func newRewriteShardFn(ctx context.Context, cfg RewriteConfig) (*rewriteShardFn,
 	fn := &rewriteShardFn{
 		shardReader: shardReader{Table: cfg.Table},
 		Family:      cfg.Family,
-		Move:        moveSpec{To: cfg.To, From: cfg.From, Old: cfg.Old, Start: cfg.Start, Skew: cfg.Skew},
+		Move:        moveSpec{To: cfg.To, From: cfg.From, Old: cfg.Old, Start: cfg.Start, Skew: text.Duration(cfg.Skew)},
 		Now:         now.UTC(),
 		DryRun:      cfg.DryRun,
 		Schedule:    cfg.Schedule,
@@ -225,7 +226,7 @@ type moveSpec struct {
 	From  string        `json:"from"`
 	Old   string        `json:"old"`
 	Start time.Time     `json:"start"`
-	Skew  time.Duration `json:"skew"`
+	Skew  text.Duration `json:"skew"` // "1m0s", as every duration in the module's JSON
 }
 
 // move returns the ttl.Move ms describes.
@@ -247,7 +248,7 @@ func (ms moveSpec) move() (ttl.Move, error) {
 			return ttl.Move{}, fmt.Errorf("pipeline: the old cells' rule: %w", err)
 		}
 	}
-	return ttl.Move{From: from, To: to, Start: ms.Start, Old: old, Skew: ms.Skew}, nil
+	return ttl.Move{From: from, To: to, Start: ms.Start, Old: old, Skew: time.Duration(ms.Skew)}, nil
 }
 
 // rewriteShardFn rewrites the old cells of whole shards: every row of the

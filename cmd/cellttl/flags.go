@@ -47,6 +47,9 @@ type config struct {
 	// ensure
 	create bool
 
+	// Terraform: check -terraform FILE, ensure -terraform-table NAME
+	terraformFile, terraformTable string
+
 	// check, ensure, stats, move, sweep: the schedule table
 	schedule string
 
@@ -112,21 +115,30 @@ func (c *config) judgedAt() time.Time {
 	return c.now.t
 }
 
-// formatFlag is -format: text (the zero value) or json.
-type formatFlag struct{ json bool }
+// formatFlag is -format: text (the zero value) or json, and for ensure
+// terraform.
+type formatFlag struct {
+	json, terraform bool
+	terraformOK     bool // the command prints Terraform (ensure)
+}
 
 func (f *formatFlag) String() string {
-	if f != nil && f.json {
+	switch {
+	case f != nil && f.json:
 		return "json"
+	case f != nil && f.terraform:
+		return "terraform"
 	}
 	return "text"
 }
 
 func (f *formatFlag) Set(v string) error {
-	switch v {
-	case "text", "json":
-		f.json = v == "json"
+	switch {
+	case v == "text", v == "json", v == "terraform" && f.terraformOK:
+		f.json, f.terraform = v == "json", v == "terraform"
 		return nil
+	case f.terraformOK:
+		return errors.New("want text, json or terraform")
 	}
 	return errors.New("want text or json")
 }

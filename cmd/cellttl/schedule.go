@@ -46,6 +46,10 @@ func scheduleAhead(c *config, name string, strategies map[string]ttl.Strategy, s
 	if c.schedule == "" {
 		return exitOK
 	}
+	if c.format.terraform {
+		fmt.Fprintf(stderr, "cellttl %s: -format terraform prints the table's own resource, not its schedule's: run -schedule without it\n", name)
+		return exitUsage
+	}
 	if _, err := policy.ScheduleStrategy(c.table, c.schedule, strategies); err != nil {
 		return fail(stderr, name, err)
 	}

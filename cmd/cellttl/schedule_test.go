@@ -107,6 +107,8 @@ func TestEnsureScheduleRefusesFirst(t *testing.T) {
 		{[]string{"-family", "sess=onesecond", "-schedule", "t"}, `cellttl ensure: ttl: invalid option: table "t": the schedule table must be another table`},
 		{[]string{"-family", "sess=onesecond", "-family", "v=seqnum:2", "-schedule", "s", "-create"},
 			`cellttl ensure: ttl: invalid option: table "t": family "v" (SequenceNumbers(2)) has no cell that expires at an instant`},
+		{[]string{"-family", "sess=onesecond", "-schedule", "s", "-format", "terraform"},
+			`cellttl ensure: -format terraform prints the table's own resource, not its schedule's: run -schedule without it`},
 	} {
 		stdout, stderr, code := cellttl(with("ensure", append(tt.args, "-apply")...)...)
 		assert.Equal(t, exitUsage, code, tt.msg)
@@ -208,7 +210,7 @@ func TestStatsSchedule(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"-schedule", "missing"}, exitUsage, `cellttl stats: ttl: unknown column family: schedule table "missing" does not exist`},
+		{[]string{"-schedule", "missing"}, exitMismatch, `cellttl stats: ttl: unknown column family: schedule table "missing" does not exist`},
 		{[]string{"-schedule", "t"}, exitUsage, `cellttl stats: ttl: invalid option: table "t": the schedule table must be another table`},
 		{[]string{"-schedule", "sched", "-family", "v=seqnum:1"}, exitUsage, `family "v" (SequenceNumbers(1)) has no cell that expires at an instant`},
 	} {

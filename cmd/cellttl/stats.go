@@ -29,7 +29,7 @@ not finish prints its partial counts as such and exits 1.
 A family in a move is given as check and ensure take it (-family NAME=SPEC
 with the strategy it moves to, and -from, -start, -old, -skew, -move): each
 cell is then judged by its own side's rule, as reads judge it. A family
-given with -family that the table does not have is an error (exit 2), with
+given with -family that the table does not have is refused (exit 3), with
 the nearest name it has suggested.
 
 -schedule TABLE counts the entries of the table's schedule table instead
@@ -65,7 +65,7 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer admin.Close()
 	found, err := reach(ctx, c, admin)
 	if err == nil {
-		err = found.unknown(c.table, c.families.Names())
+		err = found.unknown(c, c.families.Names())
 	}
 	if err != nil {
 		return fail(stderr, "stats", err)

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
@@ -65,12 +64,10 @@ expired, value in base64 with -values), and after each round one line
 with a "report" key ends a round, any other is an event. An event is
 recorded as delivered once it is written to stdout.
 
-Exit status: 0 every round complete; 1 a round did not finish (an error,
--timeout or an interrupt while it read: with -checkpoint, the next run
-resumes it); 2 bad command line, or a -checkpoint of another sweep; 3 GC
-may have deleted cells before a round read them, or the table has no such
-family (as for check). With -every, an interrupt between rounds exits 0, or
-3 if any round may have missed cells.
+A -checkpoint of another sweep is a bad command line (exit 2). With
+-every, SIGTERM or -timeout between rounds exits as the rounds did (0, or
+3 if one may have missed cells), and SIGINT (Ctrl-C) exits 1, as it does
+every command: an interrupted run.
 ` + sweepScheduleHelp,
 	scans: true,
 	flags: func(fs *flag.FlagSet, c *config) {
@@ -189,11 +186,7 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	found, err := reach(ctx, c, admin)
 	if err == nil {
-		err = found.unknown(c.table, c.families.Names())
-	}
-	if errors.Is(err, ttl.ErrUnknownFamily) {
-		fmt.Fprintf(stderr, "cellttl sweep: %v\n", err)
-		return exitMismatch
+		err = found.unknown(c, c.families.Names())
 	}
 	if err != nil {
 		return fail(stderr, "sweep", err)
@@ -206,9 +199,11 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		round(s.Once(ctx, out.deliver))
 		return out.status()
 	}
-	err = s.Every(ctx, c.sweep.every, out.deliver, round)
-	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "cellttl sweep: stopped after %s: %v\n", text.Plural(out.rounds, "round", "rounds"), err)
+	// Every returns ctx's error once it ends, or an error its round
+	// reported; the cause says what ended ctx: an interrupt, SIGTERM or
+	// -timeout.
+	if err := s.Every(ctx, c.sweep.every, out.deliver, round); err != nil && ctx.Err() != nil {
+		fmt.Fprintf(stderr, "cellttl sweep: stopped after %s: %v\n", text.Plural(out.rounds, "round", "rounds"), context.Cause(ctx))
 	}
 	return out.status()
 }

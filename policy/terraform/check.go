@@ -1,0 +1,379 @@
+package terraform
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/policy"
+)
+
+// A Kind is what Terraform would do to a family's GC policy, or to the
+// family, judged against its strategy.
+type Kind string
+
+// The kinds of Finding. Those whose Loss method is true destroy data.
+const (
+	// Matches: Terraform sets the policy the strategy needs (or, in a
+	// move, the policy of the strategy it goes to).
+	Matches Kind = "matches"
+	// Unmanaged: no google_bigtable_gc_policy of the file sets the
+	// family's policy, so Terraform leaves it as it is.
+	Unmanaged Kind = "unmanaged"
+	// Abandoned: the plan drops the resource, and its deletion_policy
+	// ("ABANDON", or "PREVENT", which fails the apply) leaves the policy
+	// as it is.
+	Abandoned Kind = "abandoned"
+	// Differs: Terraform sets another policy, which deletes no cell the
+	// strategy keeps: a longer age, more versions, no GC (a resource
+	// destroyed without deletion_policy = "ABANDON").
+	Differs Kind = "differs"
+	// ShorterAge: an age shorter than the strategy's, which deletes live
+	// cells (or, in a move, an age below the move's).
+	ShorterAge Kind = "shorter-age"
+	// ShorterGrace: an age shorter than the strategy's grace (ttl.Grace),
+	// which deletes expired cells before the sweep reports them.
+	ShorterGrace Kind = "shorter-grace"
+	// AgeOnSequence: an age on a SequenceNumbers family, which deletes
+	// every cell (its timestamps are sequence numbers, in 1970).
+	AgeOnSequence Kind = "age-on-sequence"
+	// FewerVersions: fewer versions than SequenceNumbers keeps.
+	FewerVersions Kind = "fewer-versions"
+	// VersionsOnTime: a version limit on a family whose cells live by
+	// time, which deletes the live older versions of a column.
+	VersionsOnTime Kind = "versions-on-time"
+	// FamilyDeleted: the plan updates the table's google_bigtable_table
+	// and its column_family blocks no longer list the family, which the
+	// provider deletes with its data.
+	FamilyDeleted Kind = "family-deleted"
+	// TableDeleted: the plan destroys the table's google_bigtable_table
+	// (or replaces it), deleting every family.
+	TableDeleted Kind = "table-deleted"
+	// NotInTable: the table's google_bigtable_table does not list the
+	// family: the first apply after the family exists deletes it.
+	NotInTable Kind = "not-in-table"
+	// WrongType: the table's google_bigtable_table gives the family
+	// another kind of cell than its strategy needs (type = "intsum" for a
+	// ttl.Counter, none otherwise).
+	WrongType Kind = "wrong-type"
+	// Invalid: the provider refuses the resource's values (max_age and
+	// max_version without mode, gc_rules it cannot read): the apply fails.
+	Invalid Kind = "invalid"
+	// Unknown: the plan knows the policy, the table or the family only
+	// after apply; check the plan of the next apply, or the state after.
+	Unknown Kind = "unknown"
+)
+
+// Loss reports whether the kind destroys data.
+func (k Kind) Loss() bool {
+	switch k {
+	case ShorterAge, ShorterGrace, AgeOnSequence, FewerVersions, VersionsOnTime, FamilyDeleted, TableDeleted:
+		return true
+	}
+	return false
+}
+
+// Mismatch reports whether the kind leaves the family other than its
+// strategy needs, or cannot tell: every kind but Matches, Unmanaged and
+// Abandoned.
+func (k Kind) Mismatch() bool { return k != Matches && k != Unmanaged && k != Abandoned }
+
+// A Finding is what a plan or a state says Terraform would do to one
+// managed family, by one resource.
+type Finding struct {
+	// Family is the family's name; "" for a resource whose family the
+	// plan knows only after apply.
+	Family string `json:"family"`
+	// Strategy is the family's strategy, as its String method prints it.
+	Strategy string `json:"strategy,omitempty"`
+	// Address is the resource's address, such as
+	// "module.bt.google_bigtable_gc_policy.events_clicks"; "" for
+	// Unmanaged.
+	Address string `json:"address,omitempty"`
+	// Kind is what Terraform would do.
+	Kind Kind `json:"kind"`
+	// Loss reports a kind that destroys data (Kind.Loss).
+	Loss bool `json:"data_loss"`
+	// Found is the GC policy Terraform would leave the family with, as
+	// policy.Describe spells it; "" when it does not set one.
+	Found string `json:"found,omitempty"`
+	// Want is the policy the strategy needs.
+	Want string `json:"want,omitempty"`
+	// Abandon reports deletion_policy = "ABANDON" on a
+	// google_bigtable_gc_policy that sets a policy: removing or replacing
+	// the resource leaves the policy as it is.
+	Abandon bool `json:"abandon"`
+	// Reason says why, in a sentence.
+	Reason string `json:"reason"`
+}
+
+// String describes the finding on one line, such as `family "clicks"
+// (DefaultExpiration(168h0m0s)): google_bigtable_gc_policy.events_clicks
+// sets maxage=1d, want maxage=7d: data loss: ...`.
+func (f Finding) String() string {
+	var b strings.Builder
+	if f.Family == "" {
+		b.WriteString("unknown family")
+	} else {
+		fmt.Fprintf(&b, "family %q (%s)", f.Family, f.Strategy)
+	}
+	b.WriteString(": ")
+	switch {
+	case f.Address == "":
+	case f.Found != "":
+		fmt.Fprintf(&b, "%s sets %s, want %s: ", f.Address, f.Found, f.Want)
+	default:
+		fmt.Fprintf(&b, "%s: ", f.Address)
+	}
+	if f.Loss {
+		b.WriteString("data loss: ")
+	}
+	b.WriteString(f.Reason)
+	if f.Kind == Matches && !f.Abandon && f.Found != "never" {
+		b.WriteString(`; without deletion_policy = "ABANDON", removing or replacing the resource sets no GC`)
+	}
+	return b.String()
+}
+
+// A Report is what Check found in a plan or a state for the managed
+// families of one table.
+type Report struct {
+	// Plan reports a plan (what Terraform would do); false, a state (what
+	// the next apply keeps setting).
+	Plan bool `json:"plan"`
+	// Table is the table's name.
+	Table string `json:"table"`
+	// Findings has at least one entry per managed family, sorted by
+	// family and address.
+	Findings []Finding `json:"findings"`
+}
+
+// Losses returns the findings that destroy data.
+func (r *Report) Losses() []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Loss {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Check reads the JSON of terraform show -json, of a plan (its
+// resource_changes: what the apply would do) or of a state (every module's
+// resources: what every apply keeps setting), and reports, for each
+// managed family of the table, what Terraform would do to it: the policy
+// each google_bigtable_gc_policy of the family sets, judged against its
+// strategy by the data-loss rules of package policy (a shorter age, fewer
+// versions, an age on a sequence-number family, a version limit on a
+// family that lives by time, a grace cut short), and what the table's
+// google_bigtable_table would do to the family (delete it, or give it
+// another kind of cell). A resource counts when its table is the table
+// and, when instance is not "", its instance is the instance (the last
+// part of a path such as projects/p/instances/i).
+//
+// The error wraps ttl.ErrDataLoss when a finding destroys data, and lists
+// them; ttl.ErrFamilyMismatch when a finding is another mismatch; nil
+// when every family matches, or is left alone. Input that is not a plan or
+// state is refused with ErrNotTerraform (and ttl.ErrInvalidOption), and
+// families ttl.NewTable would refuse with ttl.ErrInvalidStrategy.
+func Check(r io.Reader, instance, table string, families map[string]ttl.Strategy) (*Report, error) {
+	managed, err := rules.CheckFamilies(families, ttl.ErrInvalidStrategy)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, fmt.Errorf("%w: terraform.Check: nil reader", ttl.ErrNilArgument)
+	}
+	s, err := readShow(r)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Plan: s.plan, Table: table}
+	managedBy := map[string]bool{}
+	for _, res := range s.resources {
+		if res.typ == tableType {
+			rep.Findings = append(rep.Findings, tableFindings(res, instance, table, managed)...)
+			continue
+		}
+		f, ok := gcPolicyFinding(res, instance, table, managed)
+		if ok {
+			rep.Findings = append(rep.Findings, f)
+			managedBy[f.Family] = true
+		}
+	}
+	for name, strategy := range managed {
+		if !managedBy[name] {
+			rep.Findings = append(rep.Findings, Finding{Family: name, Strategy: strategy.String(), Kind: Unmanaged,
+				Want: policy.Describe(strategy.GCPolicy()), Reason: "no google_bigtable_gc_policy sets its policy: Terraform leaves it as it is"})
+		}
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		return a.Family < b.Family || a.Family == b.Family && a.Address < b.Address
+	})
+	return rep, rep.err()
+}
+
+// err returns the error of a report: data loss first, then mismatches.
+func (r *Report) err() error {
+	var lost, other []string
+	for _, f := range r.Findings {
+		switch {
+		case f.Loss:
+			lost = append(lost, f.String())
+		case f.Kind.Mismatch():
+			other = append(other, f.String())
+		}
+	}
+	what := "state"
+	if r.Plan {
+		what = "plan"
+	}
+	switch {
+	case len(lost) > 0:
+		return fmt.Errorf("%w: table %q: the Terraform %s: %s", ttl.ErrDataLoss, r.Table, what, strings.Join(lost, "; "))
+	case len(other) > 0:
+		return fmt.Errorf("%w: table %q: the Terraform %s: %s", ttl.ErrFamilyMismatch, r.Table, what, strings.Join(other, "; "))
+	}
+	return nil
+}
+
+// ours reports whether values name the table (and the instance, when both
+// are known), and whether the plan knows them.
+func ours(values map[string]any, unknown any, nameKey, instance, table string) (match, known bool) {
+	if unknownAt(unknown, nameKey) {
+		return false, false
+	}
+	if str(values, nameKey) != table {
+		return false, true
+	}
+	in := str(values, "instance_name")
+	return instance == "" || in == "" || unknownAt(unknown, "instance_name") || path.Base(in) == instance, true
+}
+
+// gcPolicyFinding judges one google_bigtable_gc_policy, and reports false
+// for one of another table or an unmanaged family.
+func gcPolicyFinding(res resource, instance, table string, managed map[string]ttl.Strategy) (Finding, bool) {
+	values, unknown := res.after, res.unknown
+	if values == nil { // a plan that destroys or forgets the resource
+		values, unknown = res.before, nil
+	}
+	match, known := ours(values, unknown, "table", instance, table)
+	if known && unknownAt(unknown, "column_family") {
+		known = false
+	}
+	if !known {
+		return Finding{Address: res.address, Kind: Unknown, Reason: "its table or column family is known only after apply"}, true
+	}
+	s, isManaged := managed[str(values, "column_family")]
+	if !match || !isManaged {
+		return Finding{}, false
+	}
+	f := Finding{Family: str(values, "column_family"), Strategy: s.String(), Address: res.address, Want: policy.Describe(s.GCPolicy())}
+	dropped := slices.Contains(res.actions, "delete") || slices.Contains(res.actions, "forget")
+	kept := str(res.before, "deletion_policy") == abandon || str(res.before, "deletion_policy") == "PREVENT"
+	switch {
+	case dropped && res.after == nil && (kept || slices.Contains(res.actions, "forget")):
+		f.Kind, f.Reason = Abandoned, "the plan drops the resource and leaves the policy as it is"
+		return f, true
+	case dropped && res.after == nil || slices.Equal(res.actions, []string{"create", "delete"}) && !kept:
+		// Destroying the resource, last under create_before_destroy,
+		// sets no GC.
+		f.Found = "never"
+		f.Kind, _ = judge(s, bigtable.NoGcPolicy())
+		f.Reason = `the plan destroys the resource without deletion_policy = "ABANDON", which sets no GC`
+		if f.Kind == Differs {
+			f.Reason += ": expired cells stay stored (and billed) for ever"
+		}
+		return f, true
+	}
+	p, err := gcPolicyOf(values, unknown)
+	switch {
+	case errors.Is(err, errUnknown):
+		f.Kind, f.Reason = Unknown, "its "+err.Error()
+		return f, true
+	case err != nil:
+		f.Kind, f.Reason = Invalid, "the provider refuses it: "+err.Error()
+		return f, true
+	}
+	f.Found = policy.Describe(p)
+	f.Kind, f.Reason = judge(s, p)
+	f.Loss = f.Kind.Loss()
+	f.Abandon = str(values, "deletion_policy") == abandon
+	return f, true
+}
+
+// tableFindings judges what one google_bigtable_table does to the managed
+// families: nothing for another table.
+func tableFindings(res resource, instance, table string, managed map[string]ttl.Strategy) []Finding {
+	values, unknown := res.after, res.unknown
+	if values == nil {
+		values, unknown = res.before, nil
+	}
+	if match, known := ours(values, unknown, "name", instance, table); !match || !known {
+		return nil
+	}
+	destroyed := slices.Contains(res.actions, "delete") && str(res.before, "deletion_policy") != abandon &&
+		str(res.before, "deletion_policy") != "PREVENT"
+	if res.actions != nil && res.after == nil && !destroyed {
+		return nil // forgotten, or abandoned: the table stays as it is
+	}
+	before, after := columnFamilies(res.before), columnFamilies(res.after)
+	if res.actions == nil {
+		before = after
+	}
+	var out []Finding
+	for name, s := range managed {
+		f := Finding{Family: name, Strategy: s.String(), Address: res.address}
+		wantType := policy.DescribeType(nil)
+		if ruleOf(s).Counter {
+			wantType = policy.DescribeType(bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.SumAggregator{}})
+		}
+		t, inAfter := after[name]
+		_, inBefore := before[name]
+		switch {
+		case destroyed:
+			f.Kind, f.Reason = TableDeleted, "the plan destroys the table, and every family with it"
+		case unknownAt(unknown, "column_family"):
+			f.Kind, f.Reason = Unknown, "the table's column families are known only after apply"
+		case !inAfter && inBefore:
+			f.Kind, f.Reason = FamilyDeleted, "the table's column_family blocks no longer list the family: the provider deletes it, with its data"
+		case !inAfter:
+			f.Kind, f.Reason = NotInTable, "the table's column_family blocks do not list the family: the first apply after it exists deletes it, with its data"
+		default:
+			got, err := typeOf(t)
+			switch {
+			case err != nil:
+				f.Kind, f.Reason = Invalid, "the provider refuses its "+err.Error()
+			case got != wantType:
+				f.Kind, f.Reason = WrongType, fmt.Sprintf("the table gives it %s cells, its strategy needs %s cells (a counter is type = %q)", got, wantType, counterType)
+			default:
+				continue
+			}
+		}
+		f.Loss = f.Kind.Loss()
+		out = append(out, f)
+	}
+	return out
+}
+
+// columnFamilies returns a table's column_family blocks: the type of each
+// family, by name.
+func columnFamilies(values map[string]any) map[string]string {
+	out := map[string]string{}
+	for _, cf := range list(values, "column_family") {
+		if m, ok := cf.(map[string]any); ok {
+			out[str(m, "family")] = str(m, "type")
+		}
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+package ttl
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"sync"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/schedule"
+)
+
+// Schedules (issue 26): Bigtable has no index by timestamp, so a sweep
+// that looks for expired cells reads the whole table. A table with a
+// schedule writes, before each call's data, an index of the rows it
+// writes by the second their cells expire, which a sweep reads instead.
+// The layout is package schedule's; the writers add to a call's
+// schedule.Batch as they stamp its cells (writer.schedule, in
+// table_write.go), and the calls write the batch first.
+
+// WithSchedule makes the table write a schedule beside its data: for
+// every row a call writes with a cell that expires (not Forever) in one
+// of families, and every second in which such cells of the row expire,
+// one entry in tbl, the schedule table, laid out as package schedule
+// (github.com/cellttl/ttl/schedule) says. A sweep given the schedule
+// (sweep.Options.Schedule) then reads the entries of the seconds it
+// covers and the rows they name, instead of the whole table.
+//
+// With no families named, every managed family whose cells expire at an
+// instant is scheduled: OneSecond, DefaultExpiration, their Grace and
+// Counter forms, a Move one of whose sides expires by time. A family
+// named must be such a family: a family without a strategy, or an unknown
+// one, is refused with an error wrapping ErrInvalidOption and
+// ErrUnknownFamily; a SequenceNumbers family (or a Move whose cells never
+// expire by time) with ErrInvalidOption. NewTable refuses a nil tbl with
+// ErrNilArgument, and with ErrInvalidOption the table given to NewTable
+// itself, WithSchedule given twice, and a table with no family to
+// schedule.
+//
+// The promise: entries before data. The entries of a call are written
+// in one request, and acknowledged, before its data; a call whose entries
+// fail writes none of its data and returns an error wrapping ErrSchedule
+// and the schedule's error. Every write that stamps an expiry writes
+// entries: Apply (for a conditional mutation, the cells of both
+// branches), ApplyBulk, ApplyRow, ApplyBatch, Mutation.Add and
+// RowWriter.Add (the window's expiry), Touch and KeepAlive's renewals (the
+// new expiry). A failure between the entries and the data leaves entries
+// for nothing, which cost a sweep a read and report nothing.
+//
+// The cost: one more request per write call, sent before the data, and
+// one entry per row and second (a row's cells that expire in the same
+// second share one). ApplyBulk and ApplyBatch write the entries of all
+// their rows in that one request, so they build every row before sending
+// any (without a schedule they send a group of rows as soon as it is
+// built), and a fill function that panics sends nothing. KeepAlive writes
+// the entries of a row's renewals in a family in one request before them.
+// A table without WithSchedule pays nothing.
+//
+// The schedule table needs the one family schedule.Family, with the GC
+// policy schedule.Policy gives for the sweep's grace (policy.Ensure does
+// not manage it). ApplyReadModifyWrite, whose cells the server stamps,
+// writes no entries.
+func WithSchedule(tbl bigtable.TableAPI, families ...string) Option {
+	return optionFunc(func(c *config) error {
+		switch {
+		case c.schedule.set:
+			return fmt.Errorf("%w: WithSchedule is given twice: a table has one schedule", ErrInvalidOption)
+		case tbl == nil || rules.IsNilPointer(tbl):
+			return fmt.Errorf("%w: WithSchedule: nil bigtable.TableAPI", ErrNilArgument)
+		}
+		c.schedule = scheduleConfig{set: true, tbl: tbl, families: append([]string(nil), families...)}
+		return nil
+	})
+}
+
+// scheduleConfig is what WithSchedule sets.
+type scheduleConfig struct {
+	set      bool
+	tbl      bigtable.TableAPI
+	families []string // as named; none: every family that expires by time
+}
+
+// setSchedule makes the table write the schedule c describes, if any,
+// beside data, the table's own: it marks the families scheduled.
+func (t *Table) setSchedule(data bigtable.TableAPI, c scheduleConfig) error {
+	if !c.set {
+		return nil
+	}
+	if sameTable(data, c.tbl) {
+		return fmt.Errorf("%w: WithSchedule: the schedule is the table given to NewTable; entries need a table of their own (with the family %q)",
+			ErrInvalidOption, schedule.Family)
+	}
+	names := c.families
+	if len(names) == 0 {
+		for name, s := range t.managed {
+			if expiresByTime(s) {
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			all := make([]string, 0, len(t.managed))
+			for name := range t.managed {
+				all = append(all, name)
+			}
+			sort.Strings(all)
+			return fmt.Errorf("%w: WithSchedule: no managed family expires cells by time (families %q), so a schedule would stay empty",
+				ErrInvalidOption, all)
+		}
+	}
+	for i, name := range names {
+		s, managed := t.managed[name]
+		switch {
+		case !managed:
+			return fmt.Errorf("%w: WithSchedule: %w: %q is not a managed family, and only a managed family's cells expire",
+				ErrInvalidOption, ErrUnknownFamily, name)
+		case !expiresByTime(s):
+			return fmt.Errorf("%w: WithSchedule: family %q (%v): its cells do not expire at an instant, so nothing of it could be scheduled",
+				ErrInvalidOption, name, s)
+		}
+		for _, seen := range names[:i] {
+			if seen == name {
+				return fmt.Errorf("%w: WithSchedule: family %q is named twice", ErrInvalidOption, name)
+			}
+		}
+		t.family(name).scheduled = true
+	}
+	t.schedule = c.tbl
+	return nil
+}
+
+// expiresByTime reports whether cells of s can expire at an instant: a
+// time rule, or a move one of whose sides is one or has an end.
+func expiresByTime(s Strategy) bool {
+	switch r := s.rule(); r.Kind {
+	case rules.ByTime:
+		return true
+	case rules.Moving:
+		old, new, _ := r.Move.Sides()
+		for _, side := range [2]rules.Side{old, new} {
+			if side.Kind == rules.ByTime || !side.Until.IsZero() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sameTable reports whether a and b are the same TableAPI value, without
+// comparing values of a type that cannot be (which would panic).
+func sameTable(a, b bigtable.TableAPI) bool {
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
+}
+
+// batches holds the schedule batches of calls between calls, so that a
+// call on a table with a schedule allocates none.
+var batches = sync.Pool{New: func() any { return new(schedule.Batch) }}
+
+// maxPooled is the most entries a batch returned to batches may have
+// held: a batch's memory is kept for the next call, not that of the
+// largest call ever made.
+const maxPooled = 4096
+
+// newBatch returns an empty batch for a call's entries.
+func newBatch() *schedule.Batch { return batches.Get().(*schedule.Batch) }
+
+// freeBatch returns b, if not nil, to batches.
+func freeBatch(b *schedule.Batch) {
+	if b == nil || b.Len() > maxPooled {
+		return
+	}
+	b.Reset()
+	batches.Put(b)
+}
+
+// writeEntries writes the entries of call in b to the schedule, and
+// returns an error saying the call's data was not written if that fails.
+func (t *Table) writeEntries(ctx context.Context, b *schedule.Batch, call string) error {
+	if err := b.Write(ctx, t.schedule); err != nil {
+		return fmt.Errorf("%w: %s: its data was not written: %w", ErrSchedule, call, err)
+	}
+	return nil
+}
+
+// applyScheduled is Apply on a table with a schedule: the entries of m's
+// cells (of both branches of a conditional m), then m.
+func (t *Table) applyScheduled(ctx context.Context, row string, m *Mutation, opts []bigtable.ApplyOption) error {
+	b := newBatch()
+	defer freeBatch(b)
+	w := t.writer(t.now())
+	w.sched, w.row = b, row
+	built, err := w.build(m, false)
+	if err != nil {
+		return err
+	}
+	if err := t.writeEntries(ctx, b, "Apply"); err != nil {
+		return err
+	}
+	return t.transaction(t.tbl.Apply(ctx, row, built.m, opts...), "Apply of a conditional mutation (a CheckAndMutateRow)")
+}
+
+// scheduleRewrites writes the entries of the cells of family, a managed
+// family, in row that a Touch or a renewal (call) is about to rewrite
+// with stamps, when the family is scheduled.
+func (t *Table) scheduleRewrites(ctx context.Context, row, family, call string, stamps ...bigtable.Timestamp) error {
+	f := t.family(family)
+	if !f.scheduled {
+		return nil
+	}
+	b := newBatch()
+	defer freeBatch(b)
+	for _, ts := range stamps {
+		if exp, ok := f.expiresAt(ts); ok {
+			b.Add(row, exp)
+		}
+	}
+	return t.writeEntries(ctx, b, call)
+}

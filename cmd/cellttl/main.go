@@ -2,12 +2,12 @@
 // families of a Bigtable table whose cells have a time to live, as the
 // library github.com/cellttl/ttl writes them.
 //
-//	cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
-//	cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss]
-//	cellttl stats   -project P -instance I -table T [-family SPEC]... [-now TIME]
+//	cellttl check   -project P -instance I -table T -family SPEC... [MOVE] [-schedule TABLE] [-terraform FILE]
+//	cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss] [-schedule TABLE]
+//	cellttl stats   -project P -instance I -table T [-family SPEC]... [-now TIME] [-schedule TABLE]
 //	cellttl inspect -project P -instance I -table T -family SPEC... [-other F]... [-now TIME] ROW
 //	cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family SPEC MOVE
-//	cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity G] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete]
+//	cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity G] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete] [-schedule TABLE [-reconcile]]
 //
 // A family SPEC is NAME=onesecond, NAME=default:DURATION or
 // NAME=seqnum:VERSIONS. MOVE describes a family in a move: -from SPEC|none
@@ -134,12 +134,12 @@ const usageText = `cellttl checks, sets up, audits, inspects and sweeps the colu
 of a Bigtable table whose cells have a time to live (github.com/cellttl/ttl).
 
 Usage:
-  cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
-  cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss] [-ignore-warnings]
-  cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values] [-now TIME]
+  cellttl check   -project P -instance I -table T -family SPEC... [MOVE] [-schedule TABLE] [-terraform FILE]
+  cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-schedule TABLE] [-format text|json|terraform]
+  cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values] [-now TIME] [-schedule TABLE]
   cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-now TIME] ROW
-  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION] [-now TIME]
-  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete] [-now TIME]
+  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION] [-now TIME] [-schedule TABLE]
+  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete] [-now TIME] [-schedule TABLE [-reconcile]]
   cellttl help [COMMAND]
 
 Commands:

@@ -56,7 +56,8 @@ func (mr *modelRun) attempt(sw *sweeper, o *sweepOp) string {
 	now := mr.m.now
 	ctx, cancel := context.WithCancel(mr.ctx)
 	defer cancel()
-	a := &attempt{op: o, cancel: cancel}
+	a := &attempt{op: o, cancel: cancel, perturb: mr.perturb}
+	mr.last = a
 	at, all := 0, false
 	if o.fault == saveFailure {
 		at, all = o.at, o.all

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
@@ -276,4 +277,57 @@ func (t *gatedTablets) ReadRows(ctx context.Context, rs bigtable.RowSet, f func(
 		end.wait()
 	}
 	return err
+}
+
+// TestCancelAtSecondDeliveryOfThree is the shape of the call issue 26
+// reported: one worker, three column events in one shard (rows r03, r05,
+// r06 of a table split at r03 and r08), and the second delivery cancels
+// the call after the consumer took its batch. With batches of one, the
+// third event is read after the cancellation (the shard's read runs to
+// its end regardless): it must be neither delivered nor recorded, so that
+// the checkpoint records 2 of the 3 rows, the report counts 2 events, and
+// the next call delivers the third, and only it.
+func TestCancelAtSecondDeliveryOfThree(t *testing.T) {
+	f := newFixture(t, map[string]ttl.Strategy{"a": ttl.Grace(ttl.OneSecond(), hour)})
+	for _, row := range []string{"r03", "r05", "r06"} {
+		f.set(t, row, "a", "c0", "v", ttl.For(10*time.Second))
+	}
+	f.set(t, "r04", "a", "c0", "live", ttl.For(hour)) // read, and owes nothing
+	f.clock.Set(base.Add(time.Minute))
+	plain := testkit.Tablets{TableAPI: f.raw, Keys: []string{"r03", "r08"}}
+	end := newGate()
+	end.release()
+	g := &gatedTablets{Tablets: plain, ends: map[string]*gate{"r03": end}}
+	mem := scan.MemoryCheckpoint()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d := &cancelling{cancel: cancel, ret: "took it", first: newGate(), second: cancel}
+	opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Granularity: sweep.Column, Batch: 1, Checkpoint: mem, Scan: scan.Options{Workers: 1}}
+	s, err := sweep.New(nil, g, "t", f.fams, opts)
+	require.NoError(t, err)
+	r, err := s.Once(ctx, d.deliver)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.False(t, r.Complete())
+	require.Len(t, d.calls, 2, "deliveries")
+	assert.Equal(t, []string{"r03"}, d.calls[0].rows)
+	assert.Equal(t, []string{"r05"}, d.calls[1].rows)
+	rec, err := mem.Load()
+	require.NoError(t, err)
+	require.Len(t, rec.Shards, 3)
+	assert.True(t, rec.Shards[0].Done, "the first shard, empty")
+	assert.False(t, rec.Shards[1].Done, "the second shard: its third event was not delivered")
+	assert.Equal(t, "r05", rec.Shards[1].After, "the last row recorded")
+	assert.False(t, rec.Shards[2].Done, "the third shard is not read after the cancellation")
+	assert.Equal(t, int64(2), r.Events, "the report counts what was recorded")
+
+	again, err := sweep.New(nil, plain, "t", f.fams, opts)
+	require.NoError(t, err)
+	var second collector
+	r, err = again.Once(context.Background(), second.deliver)
+	require.NoError(t, err)
+	assert.True(t, r.Resumed)
+	assert.True(t, r.Complete())
+	assert.Equal(t, int64(3), r.Events)
+	require.Len(t, second.events, 1)
+	assert.Equal(t, "r06", second.events[0].Row)
 }

@@ -23,10 +23,14 @@ import (
 // diverged, each repetition under another GOMAXPROCS and with random
 // yields wherever a call of Once meets the harness (each delivery, before
 // and after its fault, each row read, each deletion, each Save of the
-// checkpoint). A run whose sweep has two workers does not replay exactly
+// checkpoint). A run whose sweep has two workers need not replay exactly
 // (the order of the shards' deliveries picks the rows another writer
 // changes, and the generator then draws differently): the repetitions
-// count how many followed distinct paths.
+// count the distinct paths they took, each a hash of the operations and
+// of the model's table and the checkpoints at the end. Under the race
+// detector no other writer changes a row during a delivery (see
+// attempt.deliver), so a seed's run there takes a path of its own from
+// the first such change on.
 
 // divergedSeed, run 6, operation 10778 ("sweep 1: Once, delivery cancels
 // at 2"): where the sweep model, on 2026-11-25, reported a call that

@@ -61,16 +61,16 @@ func TestSweepModelReplay(t *testing.T) {
 		runtime.GOMAXPROCS(p)
 		res := replay(seed, run, upTo, uint64(k))
 		if res.err != "" {
-			t.Fatalf("repetition %d (GOMAXPROCS %d, perturbation seed %d): CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_RUN=%d: %s",
-				k, p, k, seed, run, res.err)
+			t.Fatalf("repetition %d (GOMAXPROCS %d, perturbation seed %d): CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_RUN=%d (%s): %s",
+				k, p, k, seed, run, sourceOf(), res.err)
 		}
 		paths[res.path]++
 		yields += res.yields
 		t.Logf("repetition %d, GOMAXPROCS %d: %d operations, none diverged; %d yields; path %x; operation %d: %v",
 			k, p, res.ops, res.yields, res.path, upTo, res.last)
 	}
-	t.Logf("%d repetitions of seed %d run %d up to operation %d: none diverged; %d distinct paths; %d yields",
-		reps, seed, run, upTo, len(paths), yields)
+	t.Logf("%d repetitions of seed %d run %d up to operation %d: none diverged; %d distinct paths; %d yields (%s)",
+		reps, seed, run, upTo, len(paths), yields, sourceOf())
 	if yields == 0 {
 		t.Error("no schedule was perturbed")
 	}

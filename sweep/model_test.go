@@ -70,7 +70,8 @@ func TestSweepModel(t *testing.T) {
 	total = int(envInt(t, "CELLTTL_SWEEP_OPS", int64(total)))
 	seed := uint64(envInt(t, "CELLTTL_SWEEP_SEED", sweepSeed))
 	only := int(envInt(t, "CELLTTL_SWEEP_RUN", -1))
-	t.Logf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_OPS=%d", seed, total)
+	source := sourceOf()
+	t.Logf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_OPS=%d (%s)", seed, total, source)
 	start := time.Now()
 	// The runs wait on their emulators more than they compute: all at
 	// once, in goroutines of their own, whatever -parallel says.
@@ -92,7 +93,7 @@ func TestSweepModel(t *testing.T) {
 	for i, msg := range results {
 		switch {
 		case msg != "":
-			t.Errorf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_RUN=%d: %s", seed, i, msg)
+			t.Errorf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_RUN=%d (%s): %s", seed, i, source, msg)
 		case stats[i] != nil:
 			all.add(stats[i])
 		}

@@ -90,7 +90,7 @@ type replayed struct {
 func replay(seed uint64, i, upTo int, k uint64) replayed {
 	r := rand.New(rand.NewPCG(seed+uint64(i), 0x5eed))
 	v := newVariant(r)
-	e, stop, err := startEmulator()
+	e, idle, stop, err := startEmulator()
 	if err != nil {
 		return replayed{err: err.Error()}
 	}
@@ -100,6 +100,7 @@ func replay(seed uint64, i, upTo int, k uint64) replayed {
 	if err != nil {
 		return replayed{err: err.Error()}
 	}
+	mr.idle = idle
 	j := &jitter{r: rand.New(rand.NewPCG(k, 0x717)), yields: new(atomic.Int64)}
 	mr.perturb = j.yield
 	mr.data.TableAPI = jitterTable{mr.data.TableAPI, j}

@@ -114,7 +114,7 @@ func TestSweepModel(t *testing.T) {
 func modelRunOf(t *testing.T, seed uint64, i, n int) (*modelStats, string) {
 	r := rand.New(rand.NewPCG(seed+uint64(i), 0x5eed))
 	v := newVariant(r)
-	e, stop, err := startEmulator()
+	e, idle, stop, err := startEmulator()
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -124,6 +124,7 @@ func modelRunOf(t *testing.T, seed uint64, i, n int) (*modelStats, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
+	mr.idle = idle
 	idx, msg, ops := mr.run(n)
 	if idx >= 0 {
 		return nil, fmt.Sprintf("operation %d of %d: %v\n%s\nvariant: %v\noperations:%s", idx, n, ops[idx], msg, v, lastOps(ops, idx, 25))

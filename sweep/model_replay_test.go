@@ -39,7 +39,8 @@ const divergedSeed = 1795599442681808035
 
 // TestSweepModelReplay replays run CELLTTL_SWEEP_RUN (default 6) of seed
 // CELLTTL_SWEEP_SEED (default divergedSeed) up to operation
-// CELLTTL_SWEEP_OP (default 10778), CELLTTL_SWEEP_REPLAY times, perturbed.
+// CELLTTL_SWEEP_OP (default 10778), CELLTTL_SWEEP_REPLAY times, perturbed,
+// under GOMAXPROCS 1, 2, 4 and 8 in turn (or CELLTTL_SWEEP_GOMAXPROCS).
 // Without CELLTTL_SWEEP_REPLAY it replays the first 400 operations twice,
 // to keep the harness working.
 //
@@ -53,6 +54,9 @@ func TestSweepModelReplay(t *testing.T) {
 	seed := uint64(envInt(t, "CELLTTL_SWEEP_SEED", divergedSeed))
 	run := int(envInt(t, "CELLTTL_SWEEP_RUN", 6))
 	procs := []int{1, 2, 4, 8}
+	if p := int(envInt(t, "CELLTTL_SWEEP_GOMAXPROCS", 0)); p > 0 {
+		procs = []int{p}
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	paths := map[uint64]int{}
 	var yields int64

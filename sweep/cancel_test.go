@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,6 +88,7 @@ func TestCancelDuringSecondDelivery(t *testing.T) {
 				s, err := sweep.New(nil, g, "t", f.fams, opts)
 				require.NoError(t, err)
 				r, err := s.Once(ctx, d.deliver)
+				require.False(t, s0.stuck.Load() || s1.stuck.Load(), "a worker waited at a gate no delivery opened")
 				require.Error(t, err)
 				assert.False(t, r.Complete(), "a call cancelled: %v", r)
 
@@ -222,10 +224,12 @@ func (d *cancelling) outcome(recorded map[string]bool) (map[string]bool, int) {
 }
 
 // A gate stops a worker at a point of its read until released; reached
-// is closed as the worker arrives.
+// is closed as the worker arrives. A gate never released lets the worker
+// on after a minute, and says so (stuck), rather than hang the test.
 type gate struct {
 	reached, open chan struct{}
 	once          sync.Once
+	stuck         atomic.Bool
 }
 
 func newGate() *gate { return &gate{reached: make(chan struct{}), open: make(chan struct{})} }
@@ -233,7 +237,11 @@ func newGate() *gate { return &gate{reached: make(chan struct{}), open: make(cha
 // wait marks the gate reached and waits until it is released.
 func (g *gate) wait() {
 	close(g.reached)
-	<-g.open
+	select {
+	case <-g.open:
+	case <-time.After(time.Minute):
+		g.stuck.Store(true)
+	}
 }
 
 func (g *gate) release() { g.once.Do(func() { close(g.open) }) }

@@ -56,7 +56,8 @@ func (mr *modelRun) attempt(sw *sweeper, o *sweepOp) string {
 	now := mr.m.now
 	ctx, cancel := context.WithCancel(mr.ctx)
 	defer cancel()
-	a := &attempt{op: o, cancel: cancel}
+	a := &attempt{op: o, cancel: cancel, perturb: mr.perturb}
+	mr.last = a
 	at, all := 0, false
 	if o.fault == saveFailure {
 		at, all = o.at, o.all
@@ -64,6 +65,9 @@ func (mr *modelRun) attempt(sw *sweeper, o *sweepOp) string {
 	sw.cp.arm(at, all)
 	mr.data.h.Store(a)
 	rep, err := sw.s.Once(ctx, a.deliver(mr.tbl, mr.g.injected))
+	if mr.idle != nil {
+		mr.idle() // no stream of this call still read on the server when the next operation writes
+	}
 	mr.data.h.Store(nil)
 	sw.cp.arm(0, false)
 	rec1, _ := sw.mem.Load()

@@ -161,6 +161,8 @@ type attempt struct {
 	rows   atomic.Int64 // read, for readCancel
 	bulks  atomic.Int64 // ApplyBulk calls
 
+	perturb func() // nil, or the replay's perturbation of schedules
+
 	mu    sync.Mutex
 	calls []*delivery
 	log   []action // in the order they happened
@@ -187,6 +189,7 @@ type action struct {
 // the batch (through tbl, with change, which picks it).
 func (a *attempt) deliver(tbl *ttl.Table, change func(row string) *op) sweep.Deliver {
 	return func(ctx context.Context, events []sweep.Event) error {
+		a.yield()
 		d := &delivery{events: slices.Clone(events)}
 		a.mu.Lock()
 		a.calls = append(a.calls, d)
@@ -206,6 +209,7 @@ func (a *attempt) deliver(tbl *ttl.Table, change func(row string) *op) sweep.Del
 			a.log = append(a.log, action{inject: o, err: err})
 			a.mu.Unlock()
 		}
+		a.yield()
 		switch {
 		case ctx.Err() != nil:
 			d.err = ctx.Err()
@@ -213,6 +217,7 @@ func (a *attempt) deliver(tbl *ttl.Table, change func(row string) *op) sweep.Del
 			d.accepted, d.err = min(a.op.prefix, len(events)), errConsumer
 		case a.op.fault == deliverCancel && n == a.op.at:
 			a.cancel()
+			a.yield() // the other workers see the cancellation before this delivery returns
 			if a.op.all {
 				d.err = ctx.Err()
 			} else {
@@ -221,6 +226,14 @@ func (a *attempt) deliver(tbl *ttl.Table, change func(row string) *op) sweep.Del
 		default:
 			d.accepted = len(events)
 		}
+		a.yield()
 		return d.err
+	}
+}
+
+// yield perturbs the schedule, when the attempt is replayed so.
+func (a *attempt) yield() {
+	if a.perturb != nil {
+		a.perturb()
 	}
 }

@@ -138,6 +138,13 @@ type modelRun struct {
 	sweeps []*sweeper
 	shards []scan.Shard
 	st     *modelStats
+
+	// perturb, when not nil, is called at the points where a call of
+	// Once meets the harness, to vary the goroutines' schedules
+	// (model_replay_test.go).
+	perturb func()
+	last    *attempt // the last call of Once, for the replay's report
+	idle    func()   // waits until the emulator serves no call (startEmulator)
 }
 
 var modelRows = []string{"r00", "r01", "r02", "r03", "r04", "r05", "r06", "r07", "r08", "r09", "r10", "r11"}

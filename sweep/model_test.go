@@ -70,7 +70,8 @@ func TestSweepModel(t *testing.T) {
 	total = int(envInt(t, "CELLTTL_SWEEP_OPS", int64(total)))
 	seed := uint64(envInt(t, "CELLTTL_SWEEP_SEED", sweepSeed))
 	only := int(envInt(t, "CELLTTL_SWEEP_RUN", -1))
-	t.Logf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_OPS=%d", seed, total)
+	source := sourceOf()
+	t.Logf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_OPS=%d (%s)", seed, total, source)
 	start := time.Now()
 	// The runs wait on their emulators more than they compute: all at
 	// once, in goroutines of their own, whatever -parallel says.
@@ -92,7 +93,7 @@ func TestSweepModel(t *testing.T) {
 	for i, msg := range results {
 		switch {
 		case msg != "":
-			t.Errorf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_RUN=%d: %s", seed, i, msg)
+			t.Errorf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_RUN=%d (%s): %s", seed, i, source, msg)
 		case stats[i] != nil:
 			all.add(stats[i])
 		}
@@ -113,7 +114,7 @@ func TestSweepModel(t *testing.T) {
 func modelRunOf(t *testing.T, seed uint64, i, n int) (*modelStats, string) {
 	r := rand.New(rand.NewPCG(seed+uint64(i), 0x5eed))
 	v := newVariant(r)
-	e, stop, err := startEmulator()
+	e, idle, stop, err := startEmulator()
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -123,6 +124,7 @@ func modelRunOf(t *testing.T, seed uint64, i, n int) (*modelStats, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
+	mr.idle = idle
 	idx, msg, ops := mr.run(n)
 	if idx >= 0 {
 		return nil, fmt.Sprintf("operation %d of %d: %v\n%s\nvariant: %v\noperations:%s", idx, n, ops[idx], msg, v, lastOps(ops, idx, 25))

@@ -139,7 +139,7 @@ Usage:
   cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values] [-now TIME] [-schedule TABLE]
   cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-now TIME] ROW
   cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION] [-now TIME] [-schedule TABLE]
-  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete] [-now TIME] [-schedule TABLE [-reconcile]]
+  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION [-round-timeout DURATION]] [-delete] [-now TIME] [-schedule TABLE [-reconcile]]
   cellttl help [COMMAND]
 
 Commands:

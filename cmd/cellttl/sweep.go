@@ -17,7 +17,7 @@ import (
 
 var sweepCommand = &command{
 	name: "sweep",
-	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION] [-checkpoint FILE] [-delete] [-values] [-write-times] [-schedule TABLE [-reconcile]] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION [-round-timeout DURATION]] [-checkpoint FILE] [-delete] [-values] [-write-times] [-schedule TABLE [-reconcile]] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
 	help: `Sweep reports the cells of the families given with -family that have
 expired, each once, as events on stdout. Under onesecond and
 default:DURATION a cell's timestamp is its expiry (or its expiry less the
@@ -82,6 +82,8 @@ every command: an interrupted run.
 		fs.DurationVar(&s.margin, "margin", sweep.DefaultMargin, "how far behind now a round ends: a `duration` covering the longest\n"+
 			"write and the skew between the writers' clocks and this one")
 		fs.DurationVar(&s.every, "every", 0, "sweep every `period` until interrupted (default: one round)")
+		fs.DurationVar(&s.roundTimeout, "round-timeout", 0, "a round not finished within this `duration` fails, saying so, and the\n"+
+			"next resumes it (default 0: a round that cannot reach Bigtable waits for it)")
 		fs.BoolVar(&s.delete, "delete", false, "delete the expired cells found, once their events are written")
 		fs.BoolVar(&c.values, "values", false, "put the expired cells' values in the events (not row events')")
 		fs.BoolVar(&c.writeTimes, "write-times", false, "the table records write times (ttl.RecordWriteTime): skip and delete\n"+
@@ -94,12 +96,13 @@ every command: an interrupted run.
 
 // sweepConfig is sweep's part of the command line.
 type sweepConfig struct {
-	granularity sweep.Granularity
-	since       timeFlag
-	margin      time.Duration
-	every       time.Duration
-	delete      bool
-	reconcile   bool
+	granularity  sweep.Granularity
+	since        timeFlag
+	margin       time.Duration
+	every        time.Duration
+	roundTimeout time.Duration
+	delete       bool
+	reconcile    bool
 }
 
 // sweepNow is the sweep's clock; tests fix it.
@@ -137,14 +140,15 @@ func (s *sweepConfig) check(c *config, now time.Time) error {
 // with o.
 func (c *config) sweepOptions(o scan.Options) sweep.Options {
 	opts := sweep.Options{
-		Now:         c.sweepClock(),
-		Granularity: c.sweep.granularity,
-		Margin:      c.sweep.margin,
-		Since:       c.sweep.since.t,
-		Values:      c.values,
-		Delete:      c.sweep.delete,
-		WriteTimes:  c.writeTimes,
-		Scan:        o,
+		Now:          c.sweepClock(),
+		Granularity:  c.sweep.granularity,
+		Margin:       c.sweep.margin,
+		RoundTimeout: c.sweep.roundTimeout,
+		Since:        c.sweep.since.t,
+		Values:       c.values,
+		Delete:       c.sweep.delete,
+		WriteTimes:   c.writeTimes,
+		Scan:         o,
 	}
 	if c.checkpoint != "" {
 		opts.Checkpoint = scan.FileCheckpoint(c.checkpoint)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -85,9 +86,12 @@ func (mr *modelRun) attempt(sw *sweeper, o *sweepOp) string {
 			}
 		}
 		for _, x := range a.log {
-			if x.inject != nil {
+			switch {
+			case x.inject != nil:
 				fmt.Fprintf(&b, "\n  another writer: %v: %v", x.inject, x.err)
-			} else {
+			case x.unscheduled != "":
+				fmt.Fprintf(&b, "\n  deleted entry %q", x.unscheduled)
+			default:
 				fmt.Fprintf(&b, "\n  deleted in row %q", x.deleted)
 			}
 		}
@@ -165,9 +169,14 @@ func (mr *modelRun) check(sw *sweeper, a *attempt, found table, now time.Time, r
 	for _, row := range modelRows {
 		reads[row] = mr.m.read(found, &sw.cfg.spec, row, from.UnixMicro(), until.UnixMicro())
 	}
+	if sw.cfg.scheduled {
+		if msg := mr.scheduledReads(sw, found, reads, from, until); msg != "" {
+			return msg
+		}
+	}
 	unchanged := reflect.DeepEqual(rec0, rec1)
-	before := make([]scan.ShardRecord, len(mr.shards))
-	for i, s := range mr.shards {
+	before := make([]scan.ShardRecord, len(sw.shards))
+	for i, s := range sw.shards {
 		before[i].Shard = s
 	}
 	if resumed {
@@ -177,7 +186,7 @@ func (mr *modelRun) check(sw *sweeper, a *attempt, found table, now time.Time, r
 	if !unchanged && rec1 != nil && len(rec1.State) > 0 {
 		after = rec1.Shards
 	}
-	if msg := mr.sameShards(before, after); msg != "" {
+	if msg := sw.sameShards(before, after); msg != "" {
 		return msg
 	}
 	if unchanged && !resumed {
@@ -191,7 +200,10 @@ func (mr *modelRun) check(sw *sweeper, a *attempt, found table, now time.Time, r
 	if msg := sw.remember(d, st); msg != "" {
 		return msg
 	}
-	if msg := mr.changes(sw, a, reads, d.rows, until); msg != "" {
+	if sw.cfg.scheduled {
+		st.sched.events += int(d.tally.events)
+	}
+	if msg := mr.changes(sw, a, reads, d.rows, from, until); msg != "" {
 		return msg
 	}
 
@@ -256,21 +268,21 @@ type delivered struct {
 // rows that follow owe. In the whole call, the consumer took at most one
 // such batch.
 func (mr *modelRun) deliveries(sw *sweeper, a *attempt, reads map[string]rowRead, before, after []scan.ShardRecord) (*delivered, string) {
-	byShard := make([][]*delivery, len(mr.shards))
+	byShard := make([][]*delivery, len(sw.shards))
 	for _, d := range a.calls {
 		if len(d.events) == 0 {
 			return nil, "a delivery of no events"
 		}
-		i := mr.shardOf(d.events[0].Row)
+		i := sw.shardOf(d.events[0].Row)
 		for _, e := range d.events {
-			if mr.shardOf(e.Row) != i {
+			if sw.shardOf(e.Row) != i {
 				return nil, fmt.Sprintf("a delivery of rows of two shards: %q and %q", d.events[0].Row, e.Row)
 			}
 		}
 		byShard[i] = append(byShard[i], d)
 	}
 	out := &delivered{rows: map[string]bool{}}
-	for i := range mr.shards {
+	for i := range sw.shards {
 		b, f := before[i], after[i]
 		if b.Done && !f.Done || !f.Done && f.After < b.After {
 			return nil, fmt.Sprintf("shard %v went back: from %q (done %v) to %q (done %v)", b.Shard, b.After, b.Done, f.After, f.Done)
@@ -279,7 +291,7 @@ func (mr *modelRun) deliveries(sw *sweeper, a *attempt, reads map[string]rowRead
 		var next []string // after them, owing events
 		want := 0
 		for _, row := range modelRows {
-			if mr.shardOf(row) != i || b.Done || b.After != "" && row <= b.After {
+			if sw.shardOf(row) != i || b.Done || b.After != "" && row <= b.After {
 				continue
 			}
 			r := reads[row]
@@ -381,9 +393,15 @@ func (sw *sweeper) remember(d *delivered, st *modelStats) string {
 // fail as the model says, and the sweep's deletions, which it makes only
 // if it deletes, once per row, in rows where a cell expired in the
 // window, and in each row it recorded with one.
-func (mr *modelRun) changes(sw *sweeper, a *attempt, reads map[string]rowRead, recorded map[string]bool, until time.Time) string {
+func (mr *modelRun) changes(sw *sweeper, a *attempt, reads map[string]rowRead, recorded map[string]bool, from, until time.Time) string {
 	deleted := map[string]bool{}
 	for _, x := range a.log {
+		if x.unscheduled != "" {
+			if msg := mr.unscheduled(sw, x.unscheduled, from, until); msg != "" {
+				return msg
+			}
+			continue
+		}
 		if x.inject != nil {
 			mr.st.injected++
 			var want error
@@ -461,24 +479,29 @@ func (mr *modelRun) checkReport(sw *sweeper, rep *sweep.Report, err error, finis
 	return ""
 }
 
-// sameShards checks that the checkpoint's shards are the run's tablets.
-func (mr *modelRun) sameShards(recs ...[]scan.ShardRecord) string {
+// sameShards checks that the checkpoint's shards are the sweep's: the
+// run's tablets, or the schedule's salts.
+func (sw *sweeper) sameShards(recs ...[]scan.ShardRecord) string {
 	for _, r := range recs {
-		if len(r) != len(mr.shards) {
-			return fmt.Sprintf("the checkpoint has %d shards, the table %d", len(r), len(mr.shards))
+		if len(r) != len(sw.shards) {
+			return fmt.Sprintf("the checkpoint has %d shards, the sweep %d", len(r), len(sw.shards))
 		}
 		for i := range r {
-			if r[i].Shard != mr.shards[i] {
-				return fmt.Sprintf("the checkpoint's shard %d is %v, the table's %v", i, r[i].Shard, mr.shards[i])
+			if r[i].Shard != sw.shards[i] {
+				return fmt.Sprintf("the checkpoint's shard %d is %v, the sweep's %v", i, r[i].Shard, sw.shards[i])
 			}
 		}
 	}
 	return ""
 }
 
-// shardOf returns the index of the shard holding row.
-func (mr *modelRun) shardOf(row string) int {
-	for i, s := range mr.shards {
+// shardOf returns the index of the shard holding row: of the tablet
+// holding it, or of its salt.
+func (sw *sweeper) shardOf(row string) int {
+	if sw.cfg.scheduled {
+		return schedule.Salt(row)
+	}
+	for i, s := range sw.shards {
 		if row >= s.Start && (s.End == "" || row < s.End) {
 			return i
 		}

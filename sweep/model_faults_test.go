@@ -178,9 +178,10 @@ type delivery struct {
 // An action changed the table during the attempt: a row's deletion made
 // by the sweep, or another writer's change made during a delivery.
 type action struct {
-	deleted string
-	inject  *op
-	err     error // the injected change's
+	deleted     string
+	inject      *op
+	err         error  // the injected change's
+	unscheduled string // the key of a schedule's entry the sweep deleted
 }
 
 // deliver is the attempt's Deliver: a consumer that takes the events,

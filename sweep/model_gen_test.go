@@ -29,6 +29,8 @@ const (
 	opGC
 	opRaw
 	opSweep
+	opBulk  // ApplyBulk (model_schedule_test.go)
+	opCrash // a write whose entries land and whose data fails
 )
 
 // An op is one operation of a model run.
@@ -43,6 +45,8 @@ type op struct {
 	idle     time.Duration // opKeepAlive
 	advance  time.Duration // opClock
 	sweep    *sweepOp      // opSweep
+	bulk     []bulkRow     // opBulk
+	crashed  *op           // opCrash: the write that fails after its entries
 }
 
 // A sweepOp is one call of Once of one of the run's sweeps.
@@ -74,6 +78,10 @@ func (o *op) String() string {
 		return "GC"
 	case opRaw:
 		return fmt.Sprintf("raw Set(%q, %s:%s=%s @%d)", o.row, o.fam, o.col, o.value, o.ts)
+	case opBulk:
+		return bulkString(o.bulk)
+	case opCrash:
+		return fmt.Sprintf("%v, its data failing after its entries", o.crashed)
 	}
 	s := o.sweep
 	out := fmt.Sprintf("sweep %d: Once", s.sweeper)
@@ -111,6 +119,7 @@ type gen struct {
 	cols   []string
 	sweeps int
 	values int
+	sched  bool // make ApplyBulk and crashes too (model_schedule_test.go)
 }
 
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
@@ -118,6 +127,11 @@ func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
 // next returns the next operation.
 func (g *gen) next() *op {
 	row := pick(g.r, g.rows...)
+	if g.sched {
+		if o := g.schedOp(row); o != nil {
+			return o
+		}
+	}
 	switch x := g.r.IntN(100); {
 	case x < 38:
 		return &op{kind: opWrite, row: row, changes: g.changes()}

@@ -136,6 +136,7 @@ type cell struct {
 	ts    int64
 	value string
 	wt    bool
+	sched bool // written through the Table with its schedule's entry
 }
 
 // A column's cells are kept newest (highest timestamp) first, as Bigtable
@@ -152,6 +153,9 @@ type model struct {
 	writeTimes bool // the Table records write times
 	// collected is, by family, the latest expiry of a cell GC deleted.
 	collected map[string]int64
+	// entries is the schedule's, when the Table writes one (nil: none):
+	// model_schedule_test.go.
+	entries map[entryKey]bool
 }
 
 func newModel(fams []*famRule, now time.Time, writeTimes bool) *model {
@@ -279,7 +283,7 @@ func (m *model) apply(row string, changes []change) error {
 			m.deleteColumn(row, c.fam, c.col)
 			fallthrough
 		case chSet:
-			m.put(row, c.fam, c.col, cell{ts: stamps[i], value: c.value, wt: m.writeTimes})
+			m.put(row, c.fam, c.col, cell{ts: stamps[i], value: c.value, wt: m.writeTimes, sched: m.schedule(row, c.fam, stamps[i])})
 		case chDeleteColumn:
 			m.deleteColumn(row, c.fam, c.col)
 		case chDeleteRow:
@@ -315,7 +319,7 @@ func (m *model) touch(row, fam, col string, l life) (bool, error) {
 		return false, nil
 	}
 	c := cells[i]
-	m.rows[row][fam][col] = []cell{{ts: ts, value: c.value, wt: c.wt}}
+	m.rows[row][fam][col] = []cell{{ts: ts, value: c.value, wt: c.wt, sched: m.schedule(row, fam, ts)}}
 	return true, nil
 }
 
@@ -338,7 +342,8 @@ func (m *model) keepAlive(row string, idle time.Duration) int {
 			if !ok || !m.now.Add(idle).After(time.UnixMicro(e)) {
 				continue
 			}
-			m.rows[row][fam][col] = []cell{{ts: f.renewal(m.now, idle), value: c.value, wt: c.wt}}
+			ts := f.renewal(m.now, idle)
+			m.rows[row][fam][col] = []cell{{ts: ts, value: c.value, wt: c.wt, sched: m.schedule(row, fam, ts)}}
 			renewed++
 		}
 	}

@@ -38,6 +38,9 @@ type variant struct {
 	writeTimes             bool
 	splits                 []string // the tablets' boundaries
 	sweeps                 []sweepConfig
+	// sched: the Table writes a schedule, and each sweep has a twin
+	// that reads it (model_schedule_test.go).
+	sched bool
 }
 
 // A sweepConfig is one sweep of a run.
@@ -48,11 +51,13 @@ type sweepConfig struct {
 	batch   int
 	workers int
 	delete  bool
+	// scheduled: the sweep reads the schedule (Options.Schedule).
+	scheduled bool
 }
 
 func (c sweepConfig) String() string {
-	return fmt.Sprintf("%v of %v (margin %v, since %v, batch %d, %d workers, values %v, delete %v)",
-		c.spec.g, c.spec.fams, c.margin, c.since.Format(time.RFC3339), c.batch, c.workers, c.spec.values, c.delete)
+	return fmt.Sprintf("%v of %v (margin %v, since %v, batch %d, %d workers, values %v, delete %v, scheduled %v)",
+		c.spec.g, c.spec.fams, c.margin, c.since.Format(time.RFC3339), c.batch, c.workers, c.spec.values, c.delete, c.scheduled)
 }
 
 func newVariant(r *rand.Rand) *variant {
@@ -97,8 +102,8 @@ func newVariant(r *rand.Rand) *variant {
 }
 
 func (v *variant) String() string {
-	s := fmt.Sprintf("a: grace %v; b: DefaultExpiration(%v), grace %v; move %v (grace %v); write times %v; tablets split at %q",
-		v.graceA, v.d, v.graceB, v.move, v.graceM, v.writeTimes, v.splits)
+	s := fmt.Sprintf("a: grace %v; b: DefaultExpiration(%v), grace %v; move %v (grace %v); write times %v; tablets split at %q; schedule %v",
+		v.graceA, v.d, v.graceB, v.move, v.graceM, v.writeTimes, v.splits, v.sched)
 	for i, c := range v.sweeps {
 		s += fmt.Sprintf("\n  sweep %d: %v", i, c)
 	}
@@ -112,6 +117,9 @@ type sweeper struct {
 	cp   *faultyCheckpoint
 	s    *sweep.Sweeper
 	fams map[string]ttl.Strategy
+	// shards are those of its rounds: the tablets, or the schedule's
+	// salts.
+	shards []scan.Shard
 
 	watermark  time.Time // the last complete round's Until
 	open       bool      // a round is begun and not finished
@@ -145,6 +153,12 @@ type modelRun struct {
 	perturb func()
 	last    *attempt // the last call of Once, for the replay's report
 	idle    func()   // waits until the emulator serves no call (startEmulator)
+
+	sched *schedTable // the schedule, with v.sched; nil without
+	crash *crashTable // the Table's data, with v.sched
+	// schedRaw is the schedule table, schedAge its family's MaxAge.
+	schedRaw *bigtable.Table
+	schedAge time.Duration
 }
 
 var modelRows = []string{"r00", "r01", "r02", "r03", "r04", "r05", "r06", "r07", "r08", "r09", "r10", "r11"}
@@ -182,13 +196,22 @@ func newModelRun(e *emulator.Emulator, v *variant, r *rand.Rand, st *modelStats)
 	if v.writeTimes {
 		opts = append(opts, ttl.RecordWriteTime())
 	}
-	tbl, err := ttl.NewTable(raw, strategies, opts...)
+	mr := &modelRun{ctx: ctx, v: v, e: e, raw: raw, clock: clock, st: st,
+		data: &sweepData{TableAPI: raw, splits: v.splits}, m: newModel(rules, base, v.writeTimes)}
+	var written bigtable.TableAPI = raw
+	if v.sched {
+		if err := mr.withSchedule(rules); err != nil {
+			return nil, err
+		}
+		written = mr.crash
+		opts = append(opts, ttl.WithSchedule(mr.schedRaw))
+	}
+	tbl, err := ttl.NewTable(written, strategies, opts...)
 	if err != nil {
 		return nil, err
 	}
-	mr := &modelRun{ctx: ctx, v: v, e: e, raw: raw, tbl: tbl, clock: clock, st: st,
-		data: &sweepData{TableAPI: raw, splits: v.splits}, m: newModel(rules, base, v.writeTimes)}
-	mr.g = &gen{r: r, m: mr.m, rows: modelRows, cols: []string{"c0", "c1", "c2"}, sweeps: len(v.sweeps)}
+	mr.tbl = tbl
+	mr.g = &gen{r: r, m: mr.m, rows: modelRows, cols: []string{"c0", "c1", "c2"}, sweeps: len(v.sweeps), sched: v.sched}
 	start := ""
 	for _, k := range v.splits {
 		mr.shards = append(mr.shards, scan.Shard{Start: start, End: k})
@@ -219,7 +242,10 @@ func newModelRun(e *emulator.Emulator, v *variant, r *rand.Rand, st *modelStats)
 	}
 
 	for _, c := range v.sweeps {
-		sw := &sweeper{cfg: c, mem: scan.MemoryCheckpoint(), fams: map[string]ttl.Strategy{}, ledger: map[string]bool{}}
+		sw := &sweeper{cfg: c, mem: scan.MemoryCheckpoint(), fams: map[string]ttl.Strategy{}, ledger: map[string]bool{}, shards: mr.shards}
+		if c.scheduled {
+			sw.shards = saltShards()
+		}
 		sw.cp = &faultyCheckpoint{Checkpoint: sw.mem}
 		for _, f := range c.spec.fams {
 			sw.fams[f] = strategies[f]
@@ -235,10 +261,14 @@ func newModelRun(e *emulator.Emulator, v *variant, r *rand.Rand, st *modelStats)
 // newSweeper returns a Sweeper of sw's sweep, on its checkpoint.
 func (mr *modelRun) newSweeper(sw *sweeper) (*sweep.Sweeper, error) {
 	c := sw.cfg
-	return sweep.New(mr.e.Admin, mr.data, "t", sw.fams, sweep.Options{
+	o := sweep.Options{
 		Now: mr.clock.Now, Granularity: c.spec.g, Margin: c.margin, Since: c.since, Values: c.spec.values,
 		Delete: c.delete, WriteTimes: mr.v.writeTimes, Checkpoint: sw.cp, Batch: c.batch, Scan: scan.Options{Workers: c.workers},
-	})
+	}
+	if c.scheduled {
+		o.Schedule, o.ScheduleTable = mr.sched, schedName
+	}
+	return sweep.New(mr.e.Admin, mr.data, "t", sw.fams, o)
 }
 
 // step runs o on the table and on the model, and returns what differs.
@@ -290,6 +320,8 @@ func (mr *modelRun) step(o *op) string {
 			sw.s = s
 		}
 		return mr.attempt(sw, o.sweep)
+	case opBulk, opCrash:
+		return mr.stepSched(o)
 	}
 	return ""
 }
@@ -321,6 +353,9 @@ func (mr *modelRun) gc() string {
 		if err := mr.raw.Apply(mr.ctx, row, mut); err != nil {
 			return fmt.Sprintf("GC of row %q: %v", row, err)
 		}
+	}
+	if mr.sched != nil {
+		return mr.gcEntries()
 	}
 	return ""
 }
@@ -389,6 +424,9 @@ func (mr *modelRun) checkRaw() string {
 			diffs = append(diffs, fmt.Sprintf("the model has %s %s:%q@%d = %q, not stored", k.row, k.fam, k.col, k.ts, w))
 		}
 	}
+	if mr.sched != nil {
+		diffs = append(diffs, mr.checkEntries()...)
+	}
 	sort.Strings(diffs)
 	if len(diffs) > 8 {
 		diffs = append(diffs[:8], fmt.Sprintf("and %d more", len(diffs)-8))
@@ -407,6 +445,7 @@ type modelStats struct {
 	inFlight, redelivered                  int // batches delivered and not recorded; their events delivered again
 	deletedRows, injected                  int
 	collected                              int // rows GC deleted in
+	sched                                  schedStats
 }
 
 func (st *modelStats) outcome(err error) {
@@ -439,6 +478,7 @@ func (st *modelStats) add(o *modelStats) {
 	st.deletedRows += o.deletedRows
 	st.injected += o.injected
 	st.collected += o.collected
+	st.sched.add(o.sched)
 }
 
 func (st *modelStats) String() string {
@@ -448,7 +488,7 @@ func (st *modelStats) String() string {
 		"deletions in %d rows; %d writes during a delivery; GC in %d rows",
 		st.ops, st.writes, st.refused, st.touched, st.renewed,
 		st.attempts, st.stopped, st.resumed, st.restarts, st.rounds, st.empty, st.missed, st.abandoned,
-		st.events[0], st.events[1], st.events[2], st.inFlight, st.redelivered, st.deletedRows, st.injected, st.collected)
+		st.events[0], st.events[1], st.events[2], st.inFlight, st.redelivered, st.deletedRows, st.injected, st.collected) + st.sched.String()
 }
 
 // run runs n operations and returns the index of the first whose outcome

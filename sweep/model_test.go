@@ -70,8 +70,22 @@ func TestSweepModel(t *testing.T) {
 	total = int(envInt(t, "CELLTTL_SWEEP_OPS", int64(total)))
 	seed := uint64(envInt(t, "CELLTTL_SWEEP_SEED", sweepSeed))
 	only := int(envInt(t, "CELLTTL_SWEEP_RUN", -1))
+	t.Logf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_OPS=%d (%s)", seed, total, sourceOf())
+	all := runModels(t, "SWEEP", seed, total, runs, only, false)
+	if all != nil && only < 0 && total >= 10_000 && (all.rounds < total/50 || all.stopped < total/100 || all.resumed == 0 || all.abandoned == 0 ||
+		all.events[0] == 0 || all.events[1] == 0 || all.events[2] == 0 || all.inFlight == 0 || all.redelivered == 0 ||
+		all.deletedRows == 0 || all.injected == 0 && !raceDetector || all.missed == 0 || all.renewed == 0 || all.touched == 0 || all.empty == 0) {
+		t.Errorf("the runs exercised too little: %v", all)
+	}
+}
+
+// runModels makes runs runs of total operations over all, from seed (run
+// i from seed + i; only i if only >= 0), with a schedule and scheduled
+// sweeps if sched, and returns what they exercised, or nil if one
+// diverged, which it reports with the variables CELLTTL_<env>_SEED and
+// _RUN that replay it.
+func runModels(t *testing.T, env string, seed uint64, total, runs, only int, sched bool) *modelStats {
 	source := sourceOf()
-	t.Logf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_OPS=%d (%s)", seed, total, source)
 	start := time.Now()
 	// The runs wait on their emulators more than they compute: all at
 	// once, in goroutines of their own, whatever -parallel says.
@@ -85,7 +99,7 @@ func TestSweepModel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[i], results[i] = modelRunOf(t, seed, i, total/runs)
+			stats[i], results[i] = modelRunOf(t, seed, i, total/runs, sched)
 		}()
 	}
 	wg.Wait()
@@ -93,27 +107,26 @@ func TestSweepModel(t *testing.T) {
 	for i, msg := range results {
 		switch {
 		case msg != "":
-			t.Errorf("CELLTTL_SWEEP_SEED=%d CELLTTL_SWEEP_RUN=%d (%s): %s", seed, i, source, msg)
+			t.Errorf("CELLTTL_%s_SEED=%d CELLTTL_%s_RUN=%d (%s): %s", env, seed, env, i, source, msg)
 		case stats[i] != nil:
 			all.add(stats[i])
 		}
 	}
 	if t.Failed() {
-		return
+		return nil
 	}
 	t.Logf("%v, in %v", all, time.Since(start).Round(time.Millisecond))
-	if only < 0 && total >= 10_000 && (all.rounds < total/50 || all.stopped < total/100 || all.resumed == 0 || all.abandoned == 0 ||
-		all.events[0] == 0 || all.events[1] == 0 || all.events[2] == 0 || all.inFlight == 0 || all.redelivered == 0 ||
-		all.deletedRows == 0 || all.injected == 0 && !raceDetector || all.missed == 0 || all.renewed == 0 || all.touched == 0 || all.empty == 0) {
-		t.Errorf("the runs exercised too little: %v", all)
-	}
+	return all
 }
 
 // modelRunOf runs run i of n operations, and returns what it exercised
 // and, when an operation diverged from the model, what did.
-func modelRunOf(t *testing.T, seed uint64, i, n int) (*modelStats, string) {
+func modelRunOf(t *testing.T, seed uint64, i, n int, sched bool) (*modelStats, string) {
 	r := rand.New(rand.NewPCG(seed+uint64(i), 0x5eed))
 	v := newVariant(r)
+	if sched {
+		v.withTwins()
+	}
 	e, idle, stop, err := startEmulator()
 	if err != nil {
 		return nil, err.Error()

@@ -83,8 +83,13 @@ type Options struct {
 	// a scanning round does: it reports what a scanning round reports of
 	// those rows, and a stale entry nothing. A cell written without an
 	// entry (by cbt, another language, an import) is not reported: run a
-	// Reconcile sweep beside it. With Delete, a round also deletes the
-	// entries it served. With an admin client, a round refuses a schedule
+	// Reconcile sweep beside it. With Delete and an admin client, a round
+	// of a sweep given every family of the table that GC collects by age
+	// also deletes the entries it served whose second lies within its
+	// window (an entry names a row, not a family, and a sweep further
+	// behind may need an entry of a second begun before the window);
+	// other entries go by the schedule's GC. With an admin client, a
+	// round refuses a schedule
 	// table without family schedule.Family, or whose GC keeps entries
 	// shorter than the families keep expired cells (schedule.Policy).
 	Schedule      bigtable.TableAPI

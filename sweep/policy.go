@@ -40,6 +40,7 @@ func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error
 		}
 		out[f.name] = p
 	}
+	r.deletesEntries = s.scheduled() && s.o.Delete && s.ownsEntries(found)
 	if err := r.schedulePolicy(ctx, out); err != nil {
 		return nil, err
 	}

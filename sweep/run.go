@@ -57,6 +57,10 @@ type run struct {
 	failed   error
 	ahead    bool
 
+	// deletesEntries: a scheduled round that deletes also deletes the
+	// entries it serves (see ownsEntries).
+	deletesEntries bool
+
 	mu       sync.Mutex         // guards the fields below
 	read     scan.Stats         // by the shards read, whether they finished or not
 	saved    bool               // the run recorded progress in the checkpoint

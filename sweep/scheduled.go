@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"cloud.google.com/go/bigtable"
@@ -62,6 +63,26 @@ func (s *Sweeper) checkSchedule() error {
 		return fmt.Errorf("%w: a reconcile sweep of table %q needs its schedule: set Schedule and ScheduleTable", ttl.ErrInvalidOption, s.table)
 	}
 	return nil
+}
+
+// ownsEntries reports whether the sweep's rounds may delete the entries
+// they serve, the table's families being those found (with their GC
+// policies): when it sweeps every family GC collects by age, the only
+// ones whose cells have entries. An entry names a row and a second, not
+// a family: a sweep of some families that deleted it would hide the
+// cells of the others from a scheduled sweep of those. Without an admin
+// client the families are not known, and entries go by the schedule's
+// GC.
+func (s *Sweeper) ownsEntries(found map[string]bigtable.GCPolicy) bool {
+	for name, p := range found {
+		if _, aged := rules.GCAge(p); !aged {
+			continue
+		}
+		if !slices.ContainsFunc(s.fams, func(f family) bool { return f.name == name }) {
+			return false
+		}
+	}
+	return true
 }
 
 // split returns the shards of a new round: the table's own, or the
@@ -134,9 +155,13 @@ func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.C
 
 // entries reads salt's entries of the round's window, and returns the
 // rows they name, each with the keys of its entries that a round that
-// deletes deletes once it served the row: those whose second ends by the
-// round's Until. An entry whose second straddles Until names cells the
-// next round reports.
+// deletes deletes once it served the row (when it may: ownsEntries):
+// those whose second lies within the window, after its From and ending
+// by its Until. An entry whose second straddles Until names cells the
+// next round reports; one whose second starts by From may name cells
+// that expired before the window, which this sweep never read if the
+// window is its first, and a sweep of the same schedule further behind
+// still needs: GC collects it.
 func (r *run) entries(ctx context.Context, salt int, c *scan.Counter) (map[string][]string, error) {
 	out := map[string][]string{}
 	var bad error
@@ -147,7 +172,7 @@ func (r *run) entries(ctx context.Context, salt int, c *scan.Counter) (map[strin
 			return bad
 		}
 		keys := out[e.Row]
-		if !e.Slot.Add(schedule.Slot).After(r.round.Until) {
+		if r.deletesEntries && e.Slot.After(r.round.From) && !e.Slot.Add(schedule.Slot).After(r.round.Until) {
 			keys = append(keys, row.Key())
 		}
 		out[e.Row] = keys

@@ -1,0 +1,108 @@
+package sweep_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/schedule"
+	"github.com/cellttl/ttl/sweep"
+)
+
+// Which entries a scheduled sweep that deletes may delete: an entry names
+// a row and a second, not a family, and several sweeps may read one
+// schedule. Found by TestSweepModelScheduled, where a deleting Row sweep
+// of one family deleted the entry of another family's cell, which the
+// scheduled sweeps of that family then never read, and the scanning ones
+// reported.
+
+// schedSweep returns a scheduled sweep of families of the fixture's
+// table, with admin unless noAdmin.
+func (f *schedFixture) schedSweep(t *testing.T, families []string, noAdmin bool, opts sweep.Options) *sweep.Sweeper {
+	t.Helper()
+	fams := map[string]ttl.Strategy{}
+	for _, name := range families {
+		fams[name] = f.fams[name]
+	}
+	opts.Now, opts.Schedule, opts.ScheduleTable = f.clock.Now, f.sched, "s"
+	admin := f.e.Admin
+	if noAdmin {
+		admin = nil
+	}
+	s, err := sweep.New(admin, f.raw, "t", fams, opts)
+	require.NoError(t, err)
+	return s
+}
+
+// TestScheduledDeleteKeepsOtherFamilies: a scheduled sweep of one family
+// that deletes keeps the entries it served, which name the cells of the
+// table's other family too: a scheduled sweep of that family reports its
+// cell.
+func TestScheduledDeleteKeepsOtherFamilies(t *testing.T) {
+	f := newSchedFixture(t, map[string]ttl.Strategy{
+		"sess": ttl.Grace(ttl.OneSecond(), hour),
+		"prof": ttl.Grace(ttl.OneSecond(), hour),
+	})
+	f.sset(t, "r", "sess", "c", "v", 10*time.Second)
+	f.sset(t, "r", "prof", "p", "v", 10500*time.Millisecond) // the same second
+	f.clock.Set(base.Add(15 * time.Second))
+
+	var c collector
+	_, err := f.schedSweep(t, []string{"sess"}, false, sweep.Options{Margin: time.Second, Since: base, Delete: true}).Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`cell expired ` + at(10*time.Second) + `: table "t" row "r" sess:"c"`}, c.take())
+	assert.Equal(t, []string{schedule.Key("r", base.Add(10*time.Second))}, f.entries(t), "the entry of prof's cell kept")
+
+	_, err = f.schedSweep(t, []string{"prof"}, false, sweep.Options{Margin: time.Second, Since: base}).Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`cell expired ` + at(10500*time.Millisecond) + `: table "t" row "r" prof:"p"`}, c.take())
+
+	// Given both families, a sweep that deletes deletes it.
+	_, err = f.schedSweep(t, []string{"prof", "sess"}, false, sweep.Options{Margin: time.Second, Since: base, Delete: true}).Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Len(t, c.take(), 1, "prof's cell; sess's was deleted")
+	assert.Empty(t, f.entries(t))
+}
+
+// TestScheduledDeleteKeepsEntriesBeforeWindow: a sweep that deletes, whose
+// first window starts within a second, keeps that second's entry, which
+// names a cell that expired before the window (never read, never
+// deleted), for a sweep further behind on the same schedule.
+func TestScheduledDeleteKeepsEntriesBeforeWindow(t *testing.T) {
+	f := newSchedFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
+	f.sset(t, "r", "sess", "c", "v", 10200*time.Millisecond)
+	all := []string{"sess"}
+	ahead := f.schedSweep(t, all, false, sweep.Options{Margin: time.Millisecond, Delete: true}) // from its first round on
+	var c collector
+	f.clock.Set(base.Add(10300 * time.Millisecond))
+	r, err := ahead.Once(ctx, c.deliver)
+	require.NoError(t, err)
+	require.Equal(t, r.From, r.Until, "the first round starts the watermark")
+	f.clock.Set(base.Add(12 * time.Second))
+	_, err = ahead.Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Empty(t, c.take(), "the cell expired before its window")
+	assert.Equal(t, []string{schedule.Key("r", base.Add(10*time.Second))}, f.entries(t), "the entry of a second begun before the window kept")
+
+	_, err = f.schedSweep(t, all, false, sweep.Options{Margin: time.Millisecond, Since: base}).Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`cell expired ` + at(10200*time.Millisecond) + `: table "t" row "r" sess:"c"`}, c.take())
+}
+
+// TestScheduledDeleteWithoutAdmin: without an admin client a sweep does
+// not know the table's families, and keeps the entries it served (GC
+// collects them); it still deletes the expired cells.
+func TestScheduledDeleteWithoutAdmin(t *testing.T) {
+	f := newSchedFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
+	f.sset(t, "r", "sess", "c", "v", 10*time.Second)
+	f.clock.Set(base.Add(15 * time.Second))
+	var c collector
+	r, err := f.schedSweep(t, []string{"sess"}, true, sweep.Options{Margin: time.Second, Since: base, Delete: true}).Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Len(t, c.take(), 1)
+	assert.Equal(t, int64(1), r.Deleted)
+	assert.Equal(t, []string{schedule.Key("r", base.Add(10*time.Second))}, f.entries(t))
+}

@@ -319,3 +319,40 @@ func TestSweepScheduledRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestSweepScheduledDeleteFails: a scheduled job whose deletions fail
+// fails. When the rows' deletions fail (a family deleted once the events'
+// file is opened), no entry is deleted: the same round run again reads
+// the same rows. When the entries' deletions fail (the schedule table
+// deleted then), the job fails after the rows' cells are deleted.
+func TestSweepScheduledDeleteFails(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		delete func(admin *bigtable.AdminClient) error
+		want   string
+	}{
+		{"rows", func(admin *bigtable.AdminClient) error {
+			return admin.DeleteColumnFamily(context.Background(), "events", "g")
+		}, "deleting the expired cells of row"},
+		{"entries", func(admin *bigtable.AdminClient) error {
+			return admin.DeleteTable(context.Background(), schedTable("events"))
+		}, `entries served from schedule table "events_sched"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			admin, tables := newScheduledTables(t, 100, "events")
+			entries := allCells(t, tables[schedTable("events")])
+			cfg := scheduledConfig(t, "events")
+			cfg.Delete, cfg.Output = true, "hook://events.jsonl"
+			setHook(t, func() error { return tc.delete(admin) }, nil)
+			err := runFailing(t, cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v; want one containing %q", err, tc.want)
+			}
+			if tc.name == "rows" {
+				if left := allCells(t, tables[schedTable("events")]); left != entries {
+					t.Error("entries were deleted though the rows' deletions failed")
+				}
+			}
+		})
+	}
+}

@@ -178,6 +178,12 @@ var badCalls = []badCall{
 	{"counter read of a plain family", nil, func(x *badFixture) error {
 		return errOf(x.tbl.ReadCounter(x.ctx, "r", "sess", "n", ttl.Window{Size: time.Minute, Keep: time.Hour}))
 	}, ttl.ErrCounter},
+	{"counter read of an undeclared family", nil, func(x *badFixture) error {
+		return errOf(x.tbl.SumCounter(x.ctx, "r", "hitz", "n", ttl.Window{Size: time.Minute, Keep: time.Hour}, 2))
+	}, ttl.ErrUnknownFamily},
+	{"counter read of a declared other family", []ttl.Option{ttl.OtherFamilies("meta")}, func(x *badFixture) error {
+		return errOf(x.tbl.ReadCounter(x.ctx, "r", "meta", "n", ttl.Window{Size: time.Minute, Keep: time.Hour}))
+	}, ttl.ErrCounter},
 	{"sum over no windows", nil, func(x *badFixture) error {
 		return errOf(x.tbl.SumCounter(x.ctx, "r", "hits", "n", ttl.Window{Size: time.Minute, Keep: time.Hour}, 0))
 	}, ttl.ErrInvalidOption},

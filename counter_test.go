@@ -135,6 +135,15 @@ func TestCounterRefusals(t *testing.T) {
 
 	_, err = tbl.ReadCounter(ctx, "u", "sess", "req", w)
 	assert.ErrorIs(t, err, ttl.ErrCounter)
+	// A misspelled family is unknown, not "not a Counter family" (issue
+	// 28), and the nearest Counter family is suggested.
+	_, err = tbl.SumCounter(ctx, "u", "hitz", "req", w, 2)
+	assert.ErrorIs(t, err, ttl.ErrUnknownFamily)
+	assert.NotErrorIs(t, err, ttl.ErrCounter)
+	assert.EqualError(t, err, `ttl: unknown column family: "hitz" is not a family of the table (column "req"): a counter is read from a family given Counter(...) in NewTable's families (did you mean "hits"?)`)
+	_, err = tbl.ReadCounter(ctx, "u", "visits", "req", w)
+	assert.ErrorIs(t, err, ttl.ErrUnknownFamily)
+	assert.NotContains(t, err.Error(), "did you mean", "no Counter family within two edits")
 	_, err = tbl.SumCounter(ctx, "u", "hits", "req", w, 62)
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption, "62 windows of a minute need Keep of 61 minutes")
 	_, err = tbl.SumCounter(ctx, "u", "hits", "req", w, 0)

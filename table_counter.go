@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"time"
 
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // Reading the counters Mutation.Add writes: each window one cell, which
@@ -69,13 +71,15 @@ func (t *Table) SumCounter(ctx context.Context, row, family, column string, w Wi
 			ErrInvalidOption, n, w, t.margin, family, column)
 	}
 	current := w.start(now)
-	oldest, err := w.stamp(r, current.Add(-time.Duration(n-1)*w.Size))
-	if err != nil {
-		return 0, fmt.Errorf("%w (family %q, column %q)", err, family, column)
-	}
 	newest, err := w.stamp(r, current)
 	if err != nil {
 		return 0, fmt.Errorf("%w (family %q, column %q)", err, family, column)
+	}
+	// The oldest window, older than the newest, can only be out of range
+	// by expiring before 1970, where no cell can be: the span starts at 0.
+	oldest, err := w.stamp(r, current.Add(-time.Duration(n-1)*w.Size))
+	if err != nil {
+		oldest = 0
 	}
 	span := rules.Range{Lo: oldest, Hi: newest + 1000}.Filter()
 	t.metrics.counterRead(ctx, family, callSumCounter)
@@ -88,12 +92,19 @@ func (t *Table) SumCounter(ctx context.Context, row, family, column string, w Wi
 }
 
 // counterRule returns the time rule of family, which must be a Counter
-// family, and checks w.
+// family, and checks w. A family the table does not manage is unknown
+// (ErrUnknownFamily, with the nearest Counter family suggested), unless
+// OtherFamilies declares it: then it is known, and not a Counter family
+// (ErrCounter).
 func (t *Table) counterRule(family, column string, w Window) (rules.Time, error) {
 	s, managed := t.managed[family]
 	if !managed {
 		if err := t.checkUnmanaged(family, column); err != nil {
 			return rules.Time{}, err
+		}
+		if !t.others[family] {
+			return rules.Time{}, fmt.Errorf("%w: %q is not a family of the table (column %q): a counter is read from a family given Counter(...) in NewTable's families%s",
+				ErrUnknownFamily, family, column, t.nearestCounter(family))
 		}
 	}
 	var r rules.Strategy
@@ -135,4 +146,20 @@ func (t *Table) readWindows(ctx context.Context, row, family, column string, w W
 		out = append(out, WindowCount{Start: start, End: end, Expires: end.Add(w.Keep), Sum: int64(binary.BigEndian.Uint64(it.Value))})
 	}
 	return out, nil
+}
+
+// nearestCounter returns ` (did you mean "hits"?)` for a Counter family
+// of the table within two edits of name, and "" otherwise.
+func (t *Table) nearestCounter(name string) string {
+	var counters []string
+	for f, s := range t.managed {
+		if s.rule().Counter {
+			counters = append(counters, f)
+		}
+	}
+	sort.Strings(counters) // Nearest keeps the first of equally near names
+	if near := text.Nearest(name, counters, 2); near != "" {
+		return fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return ""
 }

@@ -44,7 +44,8 @@ var (
 
 	// ErrUnknownFamily reports a write to a family the table does not know:
 	// an empty name, or, when the table's families are declared with
-	// OtherFamilies, a family that is neither managed nor declared.
+	// OtherFamilies, a family that is neither managed nor declared; and a
+	// counter read (ReadCounter, SumCounter) of a family that is neither.
 	ErrUnknownFamily = errors.New("ttl: unknown column family")
 
 	// ErrInvalidMutation reports a mutation Bigtable cannot take: nil, with

@@ -24,6 +24,10 @@ import (
 // (Table.SumCounter) needs each of them live: Keep at least (n−1) × Size,
 // plus the table's read margin (WithReadMargin), which hides cells that
 // much before their expiry.
+//
+// Instants before 1970 are in their windows too, counted back from the
+// epoch; a window whose cell would expire before 1970 needs a negative
+// timestamp, and an Add to it is refused with ErrOutOfRange.
 type Window struct {
 	Size time.Duration
 	Keep time.Duration
@@ -49,11 +53,30 @@ func (w Window) check() error {
 	return nil
 }
 
-// start returns the start of the window that holds t.
+// start returns the start of the window that holds t, for every t a
+// time.Time holds: windows before 1970 and after Bigtable's last timestamp
+// too, which stamp then refuses, when their expiry is out of range, with
+// ErrOutOfRange. It floors: Go's % keeps the dividend's sign, so
+// ms - ms%size put an instant before the epoch in the window after its
+// own. It subtracts from t how far t is into its window, which is less
+// than Size and so fits a Duration, worked out from how far t is into its
+// day (windows fit in days): nothing overflows, however early or late t.
 func (w Window) start(t time.Time) time.Time {
-	ms, _ := rules.FloorMillis(t)
-	size := w.Size.Milliseconds()
-	return time.UnixMilli(ms - ms%size).UTC()
+	const daySec = 24 * 60 * 60
+	sec := t.Unix() // rounded down: t.Nanosecond() is never negative
+	day := sec / daySec
+	if sec%daySec < 0 {
+		day--
+	}
+	into := time.Duration(sec-day*daySec)*time.Second + time.Duration(t.Nanosecond()) // into its day
+	if days := int64(w.Size / (24 * time.Hour)); days == 0 {
+		into %= w.Size
+	} else if d := day % days; d < 0 {
+		into += time.Duration(d+days) * 24 * time.Hour
+	} else {
+		into += time.Duration(d) * 24 * time.Hour
+	}
+	return t.Add(-into).Round(0).UTC()
 }
 
 // stamp returns the timestamp, under the time rule r, of the cell of the

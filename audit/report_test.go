@@ -17,6 +17,7 @@ import (
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
 
@@ -352,8 +353,8 @@ func TestTableRefused(t *testing.T) {
 		}
 	}
 	r, err := audit.Table(ctx, e.Admin, "nope", e.Client.Open("nope"), families, audit.Options{})
-	if status.Code(err) != codes.NotFound || r != nil || !strings.Contains(err.Error(), `audit: table "nope" does not exist`) {
-		t.Errorf("a missing table: %v, %v; want NotFound", r, err)
+	if status.Code(err) != codes.NotFound || !errors.Is(err, policy.ErrTableNotFound) || r != nil || !strings.Contains(err.Error(), `table "nope" does not exist`) {
+		t.Errorf("a missing table: %v, %v; want NotFound and policy.ErrTableNotFound", r, err)
 	}
 	if r, err := audit.Table(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": nil}, audit.Options{}); !errors.Is(err, ttl.ErrInvalidStrategy) || r != nil {
 		t.Errorf("a nil strategy: %v, %v; want ErrInvalidStrategy", r, err)

@@ -58,7 +58,7 @@ func Table(ctx context.Context, admin *bigtable.AdminClient, table string, data 
 	}
 	policies, err := policy.Policies(ctx, admin, table)
 	if status.Code(err) == codes.NotFound {
-		return nil, fmt.Errorf("audit: table %q does not exist: %w", table, err)
+		return nil, fmt.Errorf("audit: %w", err)
 	}
 	if err != nil {
 		return nil, err

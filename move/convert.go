@@ -34,6 +34,10 @@ type converter struct {
 
 	profile string    // Options.AppProfile, for messages
 	rec     *recorder // nil records nothing
+
+	// entries writes the schedule entries of a batch's conversions
+	// before they are made; nil writes none.
+	entries *entryWriter
 }
 
 // run converts every row of the table that filter passes. With a
@@ -147,6 +151,9 @@ func (w *shardWork) settlePending(ctx context.Context, state scan.ShardRecord) e
 	if err := json.Unmarshal(state.Pending, &b); err != nil {
 		return fmt.Errorf("move: the checkpoint's shard %v: %w", state.Shard, err)
 	}
+	if err := w.entries.write(ctx, b.Conversions); err != nil {
+		return err
+	}
 	for _, cv := range b.Conversions {
 		n, err := w.settle(ctx, cv)
 		if err != nil {
@@ -187,6 +194,9 @@ func (w *shardWork) flush(ctx context.Context) {
 	}
 	if !w.dryRun {
 		if w.failed = w.j.Update(w.i, w.after, w.acc, w.b, false); w.failed != nil {
+			return
+		}
+		if w.failed = w.entries.write(ctx, w.b.Conversions); w.failed != nil {
 			return
 		}
 	}

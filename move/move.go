@@ -69,6 +69,22 @@ type Options struct {
 	// one (a new run reads the whole family again); Start needs one to
 	// rewrite the cells it must rewrite.
 	Checkpoint scan.Checkpoint
+
+	// Schedule, if not nil, is the schedule table of the table (package
+	// schedule), opened with a data client: every cell Start and Rewrite
+	// rewrite with an expiry gets its entry, as the library's writers
+	// (ttl.WithSchedule) give the cells they write, so that a sweep that
+	// reads the schedule finds the rewritten cells. The entries of a batch
+	// of rewrites are written in one request before the batch, which a
+	// failed entry write leaves unmade: the step stops, and a run given
+	// the same checkpoint writes the entries again, then the batch. A
+	// move to a strategy whose cells expire at no instant
+	// (SequenceNumbers) writes no entry: a schedule is refused for it.
+	Schedule bigtable.TableAPI
+
+	// ScheduleTable is the name of the schedule table, for messages; it
+	// cannot be the table's own.
+	ScheduleTable string
 }
 
 // A Family is one family of a table and the move it is in, with the
@@ -108,6 +124,9 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table, family stri
 	}
 	if opts.Scan.Sample > 0 {
 		return nil, fmt.Errorf("%w: move.New: a move needs exact counts, not a sample", ttl.ErrInvalidOption)
+	}
+	if err := checkSchedule(table, family, m, *r.Move, opts); err != nil {
+		return nil, fmt.Errorf("move.New: %w", err)
 	}
 	if opts.Scan.MeterProvider == nil {
 		opts.Scan.MeterProvider = opts.MeterProvider

@@ -126,7 +126,7 @@ func (f *Family) report(ctx context.Context, name string) (*Report, error) {
 	}
 	found, err := policy.Policies(ctx, f.admin, f.table)
 	if status.Code(err) == codes.NotFound {
-		return r, fmt.Errorf("move: table %q does not exist: %w", f.table, err)
+		return r, fmt.Errorf("move: %w", err)
 	}
 	if err != nil {
 		return r, err
@@ -227,4 +227,28 @@ func (f *Family) count(items []bigtable.ReadItem, key string, now time.Time, mis
 // startWork names Start's work in a checkpoint.
 func (f *Family) startWork() string {
 	return fmt.Sprintf("start table %q family %q %v", f.table, f.family, f.m)
+}
+
+// rewriteWork names Rewrite's work in a checkpoint.
+func (f *Family) rewriteWork() string {
+	return fmt.Sprintf("rewrite table %q family %q %v", f.table, f.family, f.m)
+}
+
+// ownCheckpoint refuses, before the step named step reads or reports
+// anything, an Options.Checkpoint that records other work than work (the
+// other step's, or another move's), dry run or not: each step that
+// changes cells resumes from a checkpoint of its own.
+func (f *Family) ownCheckpoint(step, work string) error {
+	if f.opts.Checkpoint == nil {
+		return nil
+	}
+	rec, err := f.opts.Checkpoint.Load()
+	if err != nil {
+		return fmt.Errorf("move.Family.%s: reading the checkpoint: %w", step, err)
+	}
+	if rec != nil && rec.Work != work {
+		return fmt.Errorf("%w: move.Family.%s: the checkpoint records other work (%s), not %s; give each step a checkpoint of its own",
+			ttl.ErrInvalidOption, step, rec.Work, work)
+	}
+	return nil
 }

@@ -52,9 +52,17 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 	if !r.Started {
 		return r, fmt.Errorf("%w: move.Family.Rewrite: the move starts at %s; until then the old encoding is still written", ttl.ErrInvalidOption, text.Time(f.m.Start))
 	}
+	work := f.rewriteWork()
+	if err := f.ownCheckpoint("Rewrite", work); err != nil {
+		return r, err
+	}
 	old, new, _ := f.rule.Sides()
 	lagging := r.Now.Add(-f.m.Skew)
-	c := converter{data: f.data, family: f.family, dryRun: f.opts.DryRun, profile: f.opts.AppProfile, rec: f.recorder(f.rewriteRec), plan: func(row bigtable.Row) ([]conversion, int64) {
+	entries := f.newEntryWriter()
+	if f.opts.DryRun {
+		entries = nil
+	}
+	c := converter{data: f.data, family: f.family, dryRun: f.opts.DryRun, profile: f.opts.AppProfile, rec: f.recorder(f.rewriteRec), entries: entries, plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		var expired int64
 		for _, it := range row[f.family] {
@@ -72,19 +80,23 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 		}
 		return out, expired
 	}}
-	work := fmt.Sprintf("rewrite table %q family %q %v", f.table, f.family, f.m)
 	done, read, err := c.run(ctx, RewriteFilter(f.m, f.family), work, f.opts)
 	r.Rewritten, r.Kept, r.Read = done.Rewritten, done.Kept, read
+	if err != nil && read.Shards == 0 {
+		// The journal was never opened: nothing was read or rewritten,
+		// and nothing is reported done.
+		return r, fmt.Errorf("move.Family.Rewrite: table %q, family %q: %w", f.table, f.family, err)
+	}
 	verb, left := "rewrote", "left (changed meanwhile, or below a newer cell)"
 	if f.opts.DryRun {
 		verb, left = "would rewrite", "would be left (below a newer cell)"
 	}
 	r.Actions = append(r.Actions, fmt.Sprintf("%s %s in the new encoding; %s %s; %s already expired",
 		verb, text.Plural(int(done.Rewritten), "old cell", "old cells"), text.Plural(int(done.Kept), "cell", "cells"), left, text.Plural(int(done.Expired), "cell", "cells")))
+	if s := entries.action(); s != "" {
+		r.Actions = append(r.Actions, s)
+	}
 	switch {
-	case err != nil && read.Shards == 0:
-		// The journal was never opened: nothing was read or rewritten.
-		return r, fmt.Errorf("move.Family.Rewrite: table %q, family %q: %w", f.table, f.family, err)
 	case err != nil:
 		return r, fmt.Errorf("move: table %q, family %q: the rewrite stopped after %d of %d shards (resume it with the same checkpoint): %w",
 			f.table, f.family, read.ShardsRead, read.Planned(), err)
@@ -113,6 +125,17 @@ func RewriteFilter(m ttl.Move, family string) bigtable.Filter {
 // dryRun it only counts. This is Rewrite's work for one row, for
 // pipelines that spread the rewrite over many machines.
 func RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family string, m ttl.Move, row bigtable.Row, now time.Time, dryRun bool) (Counts, error) {
+	return RewriteRowScheduled(ctx, tbl, nil, family, m, row, now, dryRun)
+}
+
+// RewriteRowScheduled is RewriteRow for a table with a schedule (package
+// schedule; Options.Schedule): before it rewrites the row's cells, it
+// writes the entries of those it will rewrite with an expiry to sched, the
+// schedule table, in one request. A failed entry write rewrites nothing
+// and returns its error: the row's cells are still old, and a retry
+// writes the entries, then rewrites them. A nil sched writes no entry; a
+// dry run writes nothing.
+func RewriteRowScheduled(ctx context.Context, tbl, sched bigtable.TableAPI, family string, m ttl.Move, row bigtable.Row, now time.Time, dryRun bool) (Counts, error) {
 	r, err := rules.Of(m)
 	if err != nil {
 		return Counts{}, err
@@ -122,6 +145,11 @@ func RewriteRow(ctx context.Context, tbl bigtable.TableAPI, family string, m ttl
 	}
 	var done Counts
 	old, new, _ := r.Move.Sides()
+	if sched != nil && !rules.IsNilPointer(sched) && !dryRun {
+		if err := rowEntries(ctx, sched, family, old, new, row, now.Add(-m.Skew)); err != nil {
+			return done, err
+		}
+	}
 	for _, it := range row[family] { // by column, newest first: a newer cell moves before an older one
 		if !old.Span.Contains(it.Timestamp) {
 			continue

@@ -18,14 +18,20 @@ import (
 // Options.Checkpoint first so that no cell is rewritten twice), then it
 // sets the family's GC policy to the move's. It refuses while misplaced
 // cells remain.
+//
+// A dry run (Options.DryRun) refuses what the step would refuse: misplaced
+// cells without a checkpoint, or a checkpoint of other work.
 func (f *Family) Start(ctx context.Context) (*Report, error) {
+	if err := f.ownCheckpoint("Start", f.startWork()); err != nil {
+		return nil, err
+	}
 	r, err := f.counted(ctx, "Start")
 	if err != nil {
 		return r, err
 	}
 	opts := f.opts
 	if r.Misplaced.Cells > 0 {
-		if opts.Checkpoint == nil && !opts.DryRun {
+		if opts.Checkpoint == nil {
 			return r, fmt.Errorf("%w: move.Family.Start: %s stamped above the boundary must be rewritten, and that needs a checkpoint (Options.Checkpoint): a rewritten cell cannot be told from one still to rewrite",
 				ttl.ErrInvalidOption, text.Plural(int(r.Misplaced.Cells), "old cell", "old cells"))
 		}
@@ -64,7 +70,8 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 // what keeps a resumed run from rewriting a cell twice.
 func (f *Family) rewriteMisplaced(ctx context.Context, r *Report) error {
 	old, new, _ := f.rule.Sides()
-	c := converter{data: f.data, family: f.family, profile: f.opts.AppProfile, rec: f.recorder(f.startRec), plan: func(row bigtable.Row) ([]conversion, int64) {
+	entries := f.newEntryWriter()
+	c := converter{data: f.data, family: f.family, profile: f.opts.AppProfile, rec: f.recorder(f.startRec), entries: entries, plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		for _, it := range row[f.family] {
 			to, ok := old.Restamp(new, it.Timestamp)
@@ -81,6 +88,9 @@ func (f *Family) rewriteMisplaced(ctx context.Context, r *Report) error {
 	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(f.family, "", ""), new.Span.Filter())
 	done, _, err := c.run(ctx, filter, f.startWork(), f.opts)
 	r.Rewritten, r.Kept = done.Rewritten, done.Kept
+	if s := entries.action(); s != "" {
+		r.Actions = append(r.Actions, s)
+	}
 	if err != nil {
 		return fmt.Errorf("move: table %q, family %q: rewriting the misplaced cells stopped (run Start again with the same checkpoint): %w", f.table, f.family, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
 
@@ -263,7 +264,8 @@ func TestStepsRefuseMissingTableOrFamily(t *testing.T) {
 	for name, step := range steps(noTable) {
 		r, err := step(ctx)
 		assert.Equal(t, codes.NotFound, status.Code(err), "%s: %v", name, err)
-		assert.ErrorContains(t, err, `move: table "nope" does not exist`, name)
+		assert.ErrorIs(t, err, policy.ErrTableNotFound, name)
+		assert.ErrorContains(t, err, `table "nope" does not exist`, name)
 		require.NotNil(t, r, name)
 		assert.Equal(t, "nope", r.Table, name)
 		assert.False(t, r.Counted, "%s: nothing read", name)
@@ -403,7 +405,8 @@ func TestPlanAndStartStopOnAFailedScan(t *testing.T) {
 }
 
 // TestStartDryRun: a dry run of a start that must rewrite misplaced cells
-// needs no checkpoint, says what it would do, and does nothing.
+// refuses, as the real run does, without a checkpoint (issue 28); with
+// one it says what it would do, and does nothing, recording nothing.
 func TestStartDryRun(t *testing.T) {
 	ctx := context.Background()
 	x := newMoveTable(t, nil)
@@ -420,7 +423,20 @@ func TestStartDryRun(t *testing.T) {
 	opts := x.opts(-time.Hour)
 	opts.DryRun = true
 	r, err = x.family(x.raw, m, opts).Start(ctx)
+	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
+	assert.ErrorContains(t, err, "1 old cell stamped above the boundary must be rewritten, and that needs a checkpoint (Options.Checkpoint)")
+	assert.Empty(t, r.Actions)
+	opts.DryRun = false
+	_, err = x.family(x.raw, m, opts).Start(ctx)
+	assert.ErrorIs(t, err, ttl.ErrInvalidOption, "the same refusal as the real run")
+
+	cp := scan.MemoryCheckpoint()
+	opts.Checkpoint, opts.DryRun = cp, true
+	r, err = x.family(x.raw, m, opts).Start(ctx)
 	require.NoError(t, err)
+	rec, err := cp.Load()
+	require.NoError(t, err)
+	assert.Nil(t, rec, "a dry run records nothing")
 	assert.True(t, r.DryRun)
 	assert.Equal(t, []string{"rewrite 1 old cell stamped at or above the boundary", "GC policy never → maxage=2d"}, r.Actions)
 	assert.Equal(t, int64(0), r.Rewritten)
@@ -558,11 +574,52 @@ func TestRewriteRefusesACheckpointOfOtherWork(t *testing.T) {
 	require.NoError(t, cp.Save(&scan.Record{Work: "something else"}))
 	opts := x.opts(time.Minute)
 	opts.Checkpoint = cp
-	_, err := x.family(x.raw, oneHour, opts).Rewrite(context.Background())
-	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
-	assert.ErrorContains(t, err, "the checkpoint records other work")
-	assert.NotContains(t, err.Error(), "stopped after", "nothing was read: no shard count to report, no run to resume")
+	for _, dry := range []bool{false, true} {
+		opts.DryRun = dry
+		r, err := x.family(x.raw, oneHour, opts).Rewrite(context.Background())
+		assert.ErrorIs(t, err, ttl.ErrInvalidOption, "dry run %v: refused as the real run is", dry)
+		assert.ErrorContains(t, err, "the checkpoint records other work")
+		assert.NotContains(t, err.Error(), "stopped after", "nothing was read: no shard count to report, no run to resume")
+		require.NotNil(t, r)
+		assert.Empty(t, r.Actions, "nothing reported done before the refusal (issue 28)")
+		assert.Zero(t, r.Read.Reads, "refused before reading")
+	}
 	assert.Equal(t, []bigtable.Timestamp{testkit.MS(start.Add(-30 * time.Minute))}, x.stamps("a", "c"))
+}
+
+// TestStepsRefuseEachOthersCheckpoint is issue 28's third stumble: the
+// checkpoint Start used (which Status reads) given to Rewrite, or
+// Rewrite's to Start, is refused before anything is read or reported.
+func TestStepsRefuseEachOthersCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	x := newMoveTable(t, nil)
+	m := ttl.Move{From: ttl.DefaultExpiration(48 * time.Hour), To: ttl.OneSecond(), Start: start}
+	x.put("b", "c", "long", testkit.MS(start.Add(23*time.Hour)))
+	startCP, rewriteCP := scan.MemoryCheckpoint(), scan.MemoryCheckpoint()
+	opts := x.opts(-time.Hour)
+	opts.Checkpoint = startCP
+	_, err := x.family(x.raw, m, opts).Start(ctx)
+	require.NoError(t, err)
+
+	opts = x.opts(time.Hour)
+	opts.Checkpoint = startCP
+	r, err := x.family(x.raw, m, opts).Rewrite(ctx)
+	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
+	assert.ErrorContains(t, err, `move.Family.Rewrite: the checkpoint records other work (start table "t" family "f"`)
+	assert.ErrorContains(t, err, "give each step a checkpoint of its own")
+	assert.Empty(t, r.Actions)
+	opts.Checkpoint = rewriteCP
+	_, err = x.family(x.raw, m, opts).Rewrite(ctx)
+	require.NoError(t, err)
+
+	opts = x.opts(-time.Hour)
+	opts.Checkpoint = rewriteCP
+	opts.DryRun = true
+	r, err = x.family(x.raw, m, opts).Start(ctx)
+	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
+	assert.ErrorContains(t, err, `move.Family.Start: the checkpoint records other work (rewrite table "t" family "f"`)
+	assert.Nil(t, r, "refused before reading")
+
 }
 
 // diesAfterRecording saves through cp, and fails once it has saved a
@@ -792,4 +849,23 @@ func TestStartSkipsACellAlreadyInPlace(t *testing.T) {
 	assert.Equal(t, []bigtable.Timestamp{ttl.MaxTimestamp}, x.stamps("a", "c"))
 	assert.Equal(t, []bigtable.Timestamp{testkit.MS(start.Add(23*time.Hour + 48*time.Hour))}, x.stamps("b", "c"), "its expiry, under OneSecond")
 	assert.Equal(t, "age() > 2d", x.policy(), "the move's policy is set")
+}
+
+// unreadable is a checkpoint that cannot be read.
+type unreadable struct{ scan.Checkpoint }
+
+func (unreadable) Load() (*scan.Record, error) { return nil, errBoom }
+
+// TestStepsRefuseAnUnreadableCheckpoint: Start and Rewrite stop before
+// reading the table when their checkpoint cannot be read.
+func TestStepsRefuseAnUnreadableCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	x := newMoveTable(t, nil)
+	opts := x.opts(time.Minute)
+	opts.Checkpoint = unreadable{scan.MemoryCheckpoint()}
+	_, err := x.family(x.raw, oneHour, opts).Rewrite(ctx)
+	assert.ErrorIs(t, err, errBoom)
+	assert.ErrorContains(t, err, "move.Family.Rewrite: reading the checkpoint")
+	_, err = x.family(x.raw, oneHour, opts).Start(ctx)
+	assert.ErrorIs(t, err, errBoom)
 }

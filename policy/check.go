@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -181,11 +182,20 @@ func checkedFamilies(families map[string]ttl.Strategy) ([]string, map[string]ttl
 	return names, managed, nil
 }
 
+// ErrTableNotFound reports a table that does not exist where one must be
+// read. Policies returns it, and with it the tools that read a table's
+// policies first (audit.Table, the move's steps, the sweep), so that one
+// errors.Is check finds it whichever refused. It is not
+// ttl.ErrUnknownFamily: a table is not a family, and a command that
+// creates missing families creates a missing table only when told to.
+var ErrTableNotFound = errors.New("policy: table not found")
+
 // Policies reads the GC policy of every family of the table: the policy
 // as the client reports it, bigtable.NoGcPolicy() for a family without
-// one. A table that does not exist is reported by an error wrapping the
-// server's NotFound status, which Check and Ensure read as a table to
-// create; the audit and the move tools as an error.
+// one. A table that does not exist is reported by an error wrapping
+// ErrTableNotFound and the server's NotFound status, which Check and
+// Ensure read as a table to create; the audit and the move tools as an
+// error.
 func Policies(ctx context.Context, admin *bigtable.AdminClient, table string) (map[string]bigtable.GCPolicy, error) {
 	found, _, err := families(ctx, admin, table)
 	return found, err
@@ -195,6 +205,9 @@ func Policies(ctx context.Context, admin *bigtable.AdminClient, table string) (m
 // table, as Policies does.
 func families(ctx context.Context, admin *bigtable.AdminClient, table string) (map[string]bigtable.GCPolicy, map[string]bigtable.Type, error) {
 	info, err := admin.TableInfo(ctx, table)
+	if status.Code(err) == codes.NotFound {
+		return nil, nil, fmt.Errorf("%w: table %q does not exist (%w)", ErrTableNotFound, table, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: table %q: %w", table, err)
 	}

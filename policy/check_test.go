@@ -77,6 +77,9 @@ func TestCheck(t *testing.T) {
 	assert.Equal(t, `ttl: column family does not match its strategy: table "nope": the table does not exist; family "f" (OneSecond()): missing, want maxage=1s`, err.Error())
 	require.Len(t, statuses, 1)
 	assert.False(t, statuses[0].Exists)
+	_, err = policy.Policies(ctx, e.Admin, "nope")
+	assert.ErrorIs(t, err, policy.ErrTableNotFound, "a table is not a family: its own sentinel")
+	assert.ErrorContains(t, err, `table "nope" does not exist`)
 	assert.Equal(t, "missing", statuses[0].Found)
 }
 
@@ -154,5 +157,6 @@ func TestPolicies(t *testing.T) {
 	assert.Nil(t, found)
 	require.Error(t, err)
 	assert.Equal(t, codes.NotFound, status.Code(err), "%v", err)
-	assert.True(t, strings.HasPrefix(err.Error(), `policy: table "nope": `), err.Error())
+	assert.ErrorIs(t, err, policy.ErrTableNotFound)
+	assert.True(t, strings.HasPrefix(err.Error(), `policy: table not found: table "nope" does not exist (`), err.Error())
 }

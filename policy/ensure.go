@@ -111,6 +111,12 @@ type FamilyPlan struct {
 	// is reported, not refused: nothing is deleted or hidden.
 	Resurfaced int `json:"resurfaced_rows"`
 
+	// CollectedSooner says which live cells keep their expiries under the
+	// new strategy but would be deleted by GC sooner once expired: those
+	// of a OneSecond family whose grace (ttl.Grace) is taken off. It is
+	// reported, not refused. Empty (never nil) when there are none.
+	CollectedSooner []Loss `json:"collected_sooner"`
+
 	// Refused reports a change that would lose data and was not allowed.
 	// When any change is refused, none is made.
 	Refused bool `json:"refused"`
@@ -183,7 +189,9 @@ func (p *Plan) String() string {
 //     numbers;
 //   - a shorter default on a DefaultExpiration family, or OneSecond on
 //     one: the cells that would expire at once, and the live cells whose
-//     expiries would move earlier by the difference.
+//     expiries would move earlier by the difference (under OneSecond the
+//     age found can only be a grace: its live cells keep their expiries,
+//     and are reported in FamilyPlan.CollectedSooner, not lost).
 //
 // Such a change is refused unless opts.AllowDataLoss is set: then nothing
 // at all is changed, and the error wraps ttl.ErrDataLoss and names each
@@ -251,7 +259,7 @@ func (p *Plan) actions(statuses []Status, managed map[string]ttl.Strategy, found
 	scans := lossScans{}
 	for i, st := range statuses {
 		f := &p.Families[i]
-		f.Status, f.Action, f.Losses = st, Change, []Loss{}
+		f.Status, f.Action, f.Losses, f.CollectedSooner = st, Change, []Loss{}, []Loss{}
 		switch {
 		case st.Matches:
 			f.Action = Keep
@@ -296,6 +304,7 @@ func (p *Plan) count(ctx context.Context, data bigtable.TableAPI, scans lossScan
 			t := tallies[f.Family]
 			f.Rows, f.Resurfaced = t.rows, t.kinds[kindBack]
 			f.Losses = append(f.Losses, sc.losses(t)...)
+			f.CollectedSooner = append(f.CollectedSooner, sc.sooner(t)...)
 		}
 	}
 	if err != nil {

@@ -110,6 +110,7 @@ func TestEnsureChange(t *testing.T) {
 		cells    []testkit.Stored
 		lost     int      // rows that the change deletes or hides
 		losses   []string // why
+		sooner   []string // live cells collected sooner once expired: not lost
 		back     int      // rows that resurface
 		returned int      // cells the scan returns
 		noScan   bool     // nothing can be lost or resurface
@@ -176,19 +177,23 @@ func TestEnsureChange(t *testing.T) {
 				stored("r5", "a", ttl.MaxTimestamp-bigtable.Timestamp(72*h/time.Microsecond))},
 			lost: 3, returned: 3,
 			losses: []string{
-				"2 rows hold cells stamped 2030-04-27T09:00:00.001Z to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)",
-				"1 row holds cells whose expiries move 1d earlier under DefaultExpiration(48h0m0s) than under maxage=3d",
+				"2 rows hold cells stamped 2030-04-27T09:00:00.001Z to 2030-04-28T09:00:00.000Z, which DefaultExpiration(48h0m0s) reads as expired and maxage=3d keeps stored: GC deletes them at once; written under maxage=3d as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
+				"1 row holds live cells whose expiries move 1d earlier under DefaultExpiration(48h0m0s), written under maxage=3d as a default (kept by a grace on a default of 2d, none moves)",
 			},
 		},
 		{
+			// Under OneSecond a timestamp is the expiry: the longer age can
+			// only have been a grace (issue 28). The cell it keeps past its
+			// expiry is lost to a sweep; the live one keeps its expiry, and
+			// is only collected sooner once expired.
 			name: "one second on an age policy", found: bigtable.MaxAgePolicy(48 * h), strategy: ttl.OneSecond(),
 			cells: []testkit.Stored{stored("r1", "a", at(-h)), stored("r2", "a", at(24*h)), stored("r2", "b", at(-72*h)), stored("r3", "a", at(-72*h)),
 				stored("r4", "a", ttl.MaxTimestamp-bigtable.Timestamp(48*h/time.Microsecond))},
-			lost: 2, returned: 2,
+			lost: 1, returned: 2,
 			losses: []string{
-				"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expiries already past: hidden at once, deleted by GC within seconds",
-				"1 row holds cells whose expiries move 2d earlier under OneSecond() than under maxage=2d",
+				"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expired and maxage=2d keeps stored: GC deletes them at once; written under maxage=2d as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
 			},
+			sooner: []string{"1 row holds live cells whose expiries OneSecond() keeps: GC deletes each 2d sooner once expired (maxage=2d, a grace, taken off)"},
 		},
 		{
 			// maxage=1s is OneSecond's own age: dropping the version limit
@@ -213,18 +218,19 @@ func TestEnsureChange(t *testing.T) {
 			noScan:   true,
 		},
 		{
-			// The policy alone cannot tell a grace from a longer default:
-			// taking a grace off is reported as the loss of the cells that
-			// would have lived under the longer age as a default (the one
-			// the grace kept 30 minutes past its expiry, and a live one),
-			// so that it needs consent.
+			// The policy alone cannot tell a grace on a default from a
+			// longer default: taking a grace off is reported as the loss of
+			// the cells that would have lived under the longer age as a
+			// default (the one the grace kept 30 minutes past its expiry,
+			// and a live one), saying both readings, so that it needs
+			// consent.
 			name: "grace taken off", found: bigtable.MaxAgePolicy(49 * h),
 			strategy: ttl.DefaultExpiration(48 * h),
 			cells:    []testkit.Stored{stored("r1", "a", at(-48*h-30*time.Minute)), stored("r2", "a", at(-h))},
 			lost:     2, returned: 2,
 			losses: []string{
-				"1 row holds cells stamped 2030-04-28T08:00:00.001Z to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)",
-				"1 row holds cells whose expiries move 1h earlier under DefaultExpiration(48h0m0s) than under maxage=49h",
+				"1 row holds cells stamped 2030-04-28T08:00:00.001Z to 2030-04-28T09:00:00.000Z, which DefaultExpiration(48h0m0s) reads as expired and maxage=49h keeps stored: GC deletes them at once; written under maxage=49h as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
+				"1 row holds live cells whose expiries move 1h earlier under DefaultExpiration(48h0m0s), written under maxage=49h as a default (kept by a grace on a default of 2d, none moves)",
 			},
 		},
 		{
@@ -235,8 +241,8 @@ func TestEnsureChange(t *testing.T) {
 			cells:    []testkit.Stored{stored("r1", "a", at(-48*h-30*time.Minute)), stored("r2", "a", at(-h))},
 			lost:     2, returned: 2,
 			losses: []string{
-				"1 row holds cells stamped 2030-04-28T08:00:00.001Z to 2030-04-28T09:00:00.000Z, which would expire at once under Grace(DefaultExpiration(48h0m0s), 2h0m0s)",
-				"1 row holds cells whose expiries move 1h earlier under Grace(DefaultExpiration(48h0m0s), 2h0m0s) than under maxage=49h",
+				"1 row holds cells stamped 2030-04-28T08:00:00.001Z to 2030-04-28T09:00:00.000Z, which Grace(DefaultExpiration(48h0m0s), 2h0m0s) reads as expired and maxage=49h keeps stored: GC deletes them at once; written under maxage=49h as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
+				"1 row holds live cells whose expiries move 1h earlier under Grace(DefaultExpiration(48h0m0s), 2h0m0s), written under maxage=49h as a default (kept by a grace on a default of 2d, none moves)",
 			},
 		},
 		{
@@ -291,6 +297,8 @@ func TestEnsureChange(t *testing.T) {
 			f := plan.Families[0]
 			assert.Equal(t, policy.Change, f.Action)
 			assert.Equal(t, tt.losses, reasons(f))
+			assert.Equal(t, tt.sooner, sooner(f), "collected sooner")
+			assert.NotNil(t, f.CollectedSooner)
 			assert.Equal(t, tt.lost, f.Rows, "rows lost")
 			assert.Equal(t, tt.back, f.Resurfaced, "rows resurfaced")
 			assert.Equal(t, testkit.Base, plan.Now)
@@ -340,7 +348,8 @@ func TestEnsureChange(t *testing.T) {
 
 // TestEnsureShortensLifetimes checks that a change that moves the expiries
 // of live cells earlier is refused, though the cells stay live: they would
-// be hidden and deleted before the expiry they were written with. The
+// be hidden and deleted before the expiry they were written with (to
+// OneSecond, the cells past: the age found can only be a grace). The
 // cells are written through a Table under DefaultExpiration(48h): r1 to
 // live 72h, r2 with the default an hour ago, r3 forever.
 func TestEnsureShortensLifetimes(t *testing.T) {
@@ -351,12 +360,11 @@ func TestEnsureShortensLifetimes(t *testing.T) {
 		rows   int
 		losses []string
 	}{
-		{ttl.OneSecond(), 2, []string{
-			"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expiries already past: hidden at once, deleted by GC within seconds",
-			"1 row holds cells whose expiries move 2d earlier under OneSecond() than under maxage=2d",
+		{ttl.OneSecond(), 1, []string{
+			"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expired and maxage=2d keeps stored: GC deletes them at once; written under maxage=2d as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
 		}},
 		{ttl.DefaultExpiration(24 * h), 2, []string{
-			"2 rows hold cells whose expiries move 1d earlier under DefaultExpiration(24h0m0s) than under maxage=2d",
+			"2 rows hold live cells whose expiries move 1d earlier under DefaultExpiration(24h0m0s), written under maxage=2d as a default (kept by a grace on a default of 1d, none moves)",
 		}},
 		{ttl.DefaultExpiration(96 * h), 0, nil},
 	} {
@@ -896,7 +904,7 @@ func TestPlanJSON(t *testing.T) {
 		"families": []any{map[string]any{
 			"family": "f", "strategy": "OneSecond()", "found": "never", "want": "maxage=1s", "type": "plain", "want_type": "plain", "exists": true, "matches": false,
 			"action": "change", "rows_lost": 2.0, "losses": []any{map[string]any{"rows": 2.0, "reason": "why"}},
-			"resurfaced_rows": 1.0, "refused": true, "done": false,
+			"resurfaced_rows": 1.0, "collected_sooner": nil, "refused": true, "done": false,
 		}},
 		"read": map[string]any{"reads": 1.0, "rows_seen": 0.0, "cells_seen": 0.0, "rows_returned": 0.0, "cells_returned": 0.0,
 			"shards": 1.0, "shards_read": 1.0, "complete": true, "estimate": false},

@@ -74,6 +74,15 @@ func reasons(f policy.FamilyPlan) []string {
 	return out
 }
 
+// sooner returns the reasons of the plan's cells collected sooner.
+func sooner(f policy.FamilyPlan) []string {
+	var out []string
+	for _, l := range f.CollectedSooner {
+		out = append(out, l.Reason)
+	}
+	return out
+}
+
 // A summary is what a plan says of one family, as the tests compare it:
 // the columns of the table the command prints (render_plan.go), as data.
 type summary struct {

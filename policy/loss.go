@@ -39,7 +39,12 @@ func ruleOf(s ttl.Strategy) rules.Strategy {
 //     written with. Cells stamped from MaxTimestamp − a on, Forever under
 //     the old age, still expire in the year 294,000 and do not count.
 //     From a policy without an age rule (no GC, a version limit) nothing
-//     moves: cells written with their write times live d from then.
+//     moves: cells written with their write times live d from then. The
+//     policy alone cannot tell a longer default from a grace (ttl.Grace)
+//     being taken off, under which nothing moves: the reasons say both.
+//     Under OneSecond, whose timestamps are expiries, the age can only
+//     have been a grace: the live cells are reported as collected sooner
+//     once expired (FamilyPlan.CollectedSooner), not lost.
 //   - to SequenceNumbers(n): a cell stamped in 2000 or later, which would
 //     outrank every sequence number written after it, and, unless the
 //     current policy already keeps at most n versions, a column with more
@@ -78,8 +83,15 @@ const (
 // kindLabels are the labels of the kinds, in the scan's filter.
 var kindLabels = [numKinds]string{"seq", "expired", "back", "earlier", "realtime", "versions"}
 
-// lost reports whether cells of the kind are deleted or hidden.
-func (k cellKind) lost() bool { return k != kindBack }
+// lost reports whether the scan's cells of kind k are deleted or hidden.
+// Live cells whose expiries a shorter age would move earlier are not,
+// under OneSecond: a cell's timestamp is its expiry, whatever the age
+// found, so the longer age can only have been a grace (ttl.Grace) on
+// it, now taken off. (A family of write times that becomes OneSecond is
+// a move's work, and its past cells count as kindExpired.)
+func (sc lossScan) lost(k cellKind) bool {
+	return k != kindBack && (k != kindEarlier || !sc.expiries)
+}
 
 // A lossScan is the rules for changing one family from the policy found to
 // the strategy s, at now: the timestamps of each kind of cell, and how to
@@ -91,6 +103,9 @@ type lossScan struct {
 	n      int                   // SequenceNumbers(n) when versions must be counted, else 0
 	age    time.Duration         // the age found, when kindEarlier has cells
 	shift  time.Duration         // how much earlier they expire
+	// expiries reports a strategy whose timestamps are expiries
+	// (OneSecond's rule): the age found can only have been a grace.
+	expiries bool
 }
 
 func newLossScan(s ttl.Strategy, found bigtable.GCPolicy, now time.Time) lossScan {
@@ -136,7 +151,7 @@ func newLossScan(s ttl.Strategy, found bigtable.GCPolicy, now time.Time) lossSca
 		// policy alone cannot tell a grace from a longer default.
 		if own := max(r.Offset, time.Second); aged && age > own {
 			sc.ranges[kindEarlier] = rules.Range{Lo: max(live, rules.RealTime), Hi: rules.Time{Offset: age}.Forever()}
-			sc.age, sc.shift = age, age-r.Offset
+			sc.age, sc.shift, sc.expiries = age, age-r.Offset, r.Offset == 0
 		}
 		return sc
 	}
@@ -237,7 +252,7 @@ func (sc lossScan) count(items []bigtable.ReadItem, t *lossTally) {
 	for k, ok := range seen {
 		if ok {
 			t.kinds[k]++
-			lost = lost || cellKind(k).lost()
+			lost = lost || sc.lost(cellKind(k))
 		}
 	}
 	if lost {
@@ -261,7 +276,7 @@ func (sc lossScan) losses(t lossTally) []Loss {
 	want := Describe(sc.s.GCPolicy())
 	for k := cellKind(0); k < numKinds; k++ {
 		n := t.kinds[k]
-		if n == 0 || !k.lost() {
+		if n == 0 || !sc.lost(k) {
 			continue
 		}
 		rows := text.Plural(n, "row holds", "rows hold")
@@ -281,9 +296,15 @@ func (sc lossScan) losses(t lossTally) []Loss {
 				reason = fmt.Sprintf("%s cells stamped %s, which %v reads as expiries already past: hidden at once, deleted by GC within seconds",
 					rows, span, sc.s)
 			}
+			if sc.age > 0 {
+				// The age found keeps them: a grace on the strategy, or a
+				// longer default; the policy alone cannot tell which.
+				reason = fmt.Sprintf("%s cells stamped %s, which %v reads as expired and maxage=%s keeps stored: GC deletes them at once; written under maxage=%s as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
+					rows, span, sc.s, formatAge(sc.age), formatAge(sc.age))
+			}
 		case kindEarlier:
-			reason = fmt.Sprintf("%s cells whose expiries move %s earlier under %v than under maxage=%s",
-				rows, formatAge(sc.shift), sc.s, formatAge(sc.age))
+			reason = fmt.Sprintf("%s live cells whose expiries move %s earlier under %v, written under maxage=%s as a default (kept by a grace on a default of %s, none moves)",
+				rows, formatAge(sc.shift), sc.s, formatAge(sc.age), formatAge(sc.age-sc.shift))
 		case kindRealTime:
 			reason = fmt.Sprintf("%s real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under %s would delete the versions written after them",
 				rows, want)
@@ -293,6 +314,17 @@ func (sc lossScan) losses(t lossTally) []Loss {
 		out = append(out, Loss{Rows: n, Reason: reason})
 	}
 	return out
+}
+
+// sooner describes the live cells a tally found that keep their expiries
+// but that GC would delete sooner once expired: a grace taken off.
+func (sc lossScan) sooner(t lossTally) []Loss {
+	n := t.kinds[kindEarlier]
+	if n == 0 || sc.lost(kindEarlier) {
+		return nil
+	}
+	return []Loss{{Rows: n, Reason: fmt.Sprintf("%s live cells whose expiries %v keeps: GC deletes each %s sooner once expired (maxage=%s, a grace, taken off)",
+		text.Plural(n, "row holds", "rows hold"), sc.s, formatAge(sc.shift), formatAge(sc.age))}}
 }
 
 // lossScans are the loss scans of the families one Ensure call

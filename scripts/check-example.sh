@@ -7,9 +7,11 @@
 #
 #   scripts/check-example.sh scripts/families-example.sh docs/families.md
 #
-# Instants (RFC 3339) in command lines differ from run to run and are
-# compared as "TIME"; the output between the commands is the guide's to
-# show and is not compared (it holds the run's instants and sizes).
+# The guide's part is the section (up to the next "## " heading) of the
+# line that names the script. Instants (RFC 3339) in command lines differ
+# from run to run and are compared as "TIME"; the output between the
+# commands is the guide's to show and is not compared (it holds the run's
+# instants and sizes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || { echo "usage: scripts/check-example.sh SCRIPT GUIDE" >&2; exit 2; }
@@ -17,10 +19,15 @@ script=$1 guide=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-# steps prints the "$ " lines of its input (of fenced blocks only, with
-# FENCED=1), instants replaced, and "exit N" for each "$ echo $?".
+# steps prints the "$ " lines of its input (with FENCED=1, of the fenced
+# blocks of the section that names $script only), instants replaced, and
+# "exit N" for each "$ echo $?".
 steps() {
-	awk -v fenced="${FENCED:-0}" '
+	awk -v fenced="${FENCED:-0}" -v script="$script" '
+		fenced && index($0, script) { on = 1 }
+		fenced && on && /^## / && !index($0, script) && seen { on = 0 }
+		fenced && on { seen = 1 }
+		fenced && !on { next }
 		/^```/ { inb = !inb; next }
 		fenced && !inb { next }
 		/^\$ echo \$\?$/ { getline s; print "exit " s; next }

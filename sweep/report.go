@@ -65,6 +65,31 @@ type Missed struct {
 	Keep time.Duration `json:"keep"`
 }
 
+// MarshalJSON writes the span with Keep as a Go duration string
+// ("keep":"1h0m0s"), as every duration in the module's JSON.
+func (m Missed) MarshalJSON() ([]byte, error) {
+	type plain Missed // without these methods
+	return json.Marshal(struct {
+		plain
+		Keep text.Duration `json:"keep"`
+	}{plain(m), text.Duration(m.Keep)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (or Keep in nanoseconds).
+func (m *Missed) UnmarshalJSON(b []byte) error {
+	type plain Missed // without these methods
+	var in struct {
+		*plain
+		Keep text.Duration `json:"keep"`
+	}
+	in.plain = (*plain)(m)
+	if err := json.Unmarshal(b, &in); err != nil {
+		return fmt.Errorf("sweep: a missed span: %w", err)
+	}
+	m.Keep = time.Duration(in.Keep)
+	return nil
+}
+
 // Complete reports whether the round is complete and nothing in it was
 // missed: every shard read, every event delivered, and every cell that
 // expired in the window reported (none that GC may have deleted first).

@@ -14,8 +14,10 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/schedule"
 )
 
 func init() {
@@ -60,6 +62,15 @@ type RewriteConfig struct {
 	// the old cells, and makes no conditional mutation to find out. It
 	// reads no values.
 	DryRun bool
+	// Schedule, if not "", is the table's schedule table (package
+	// schedule), in the same instance, read and written with the same app
+	// profile: every cell rewritten with an expiry gets its entry, a row's
+	// entries written in one request before its cells
+	// (move.RewriteRowScheduled), so that a sweep that reads the schedule
+	// finds the rewritten cells. A failed entry write fails the bundle
+	// before the row's cells are rewritten: the retry writes the entries
+	// again, then rewrites them.
+	Schedule string
 }
 
 // RewriteResult is what the rewrite did, or in a dry run would do: the
@@ -76,6 +87,9 @@ type RewriteResult struct {
 	// DryRun reports a rewrite that counted and wrote nothing
 	// (RewriteConfig.DryRun).
 	DryRun bool `json:"dry_run"`
+	// Schedule is the schedule table the entries of the rewritten cells
+	// were written to (RewriteConfig.Schedule), "" for none.
+	Schedule string `json:"schedule,omitempty"`
 
 	// Rewritten, Kept and Expired, as move.RewriteRow counts them:
 	// the old cells rewritten in the new encoding (in a dry run, those
@@ -149,9 +163,10 @@ func newRewriteShardFn(ctx context.Context, cfg RewriteConfig) (*rewriteShardFn,
 	fn := &rewriteShardFn{
 		shardReader: shardReader{Table: cfg.Table},
 		Family:      cfg.Family,
-		Move:        moveSpec{To: cfg.To, From: cfg.From, Old: cfg.Old, Start: cfg.Start, Skew: cfg.Skew},
+		Move:        moveSpec{To: cfg.To, From: cfg.From, Old: cfg.Old, Start: cfg.Start, Skew: text.Duration(cfg.Skew)},
 		Now:         now.UTC(),
 		DryRun:      cfg.DryRun,
+		Schedule:    cfg.Schedule,
 	}
 	m, err := fn.Move.move()
 	if err != nil {
@@ -171,10 +186,35 @@ func newRewriteShardFn(ctx context.Context, cfg RewriteConfig) (*rewriteShardFn,
 	if err != nil {
 		return nil, m, err
 	}
-	if found[cfg.Family] != nil {
-		return fn, m, nil
+	if found[cfg.Family] == nil {
+		return nil, m, fmt.Errorf("%w: pipeline: table %q has no family %q", ttl.ErrFamilyMismatch, cfg.Table.Table, cfg.Family)
 	}
-	return nil, m, fmt.Errorf("%w: pipeline: table %q has no family %q", ttl.ErrFamilyMismatch, cfg.Table.Table, cfg.Family)
+	if err := checkSchedule(ctx, cfg); err != nil {
+		return nil, m, err
+	}
+	return fn, m, nil
+}
+
+// checkSchedule refuses a schedule table the rewrite cannot write its
+// entries to: named as the table, missing, or without its family.
+func checkSchedule(ctx context.Context, cfg RewriteConfig) error {
+	switch cfg.Schedule {
+	case "":
+		return nil
+	case cfg.Table.Table:
+		return fmt.Errorf("%w: pipeline: table %q: the schedule table must be another table: its entries would be written among the data's rows",
+			ttl.ErrInvalidOption, cfg.Table.Table)
+	}
+	st := cfg.Table
+	st.Table = cfg.Schedule
+	found, err := policies(ctx, st)
+	if err != nil {
+		return fmt.Errorf("pipeline: the schedule table: %w", err)
+	}
+	if found[schedule.Family] == nil {
+		return fmt.Errorf("%w: pipeline: schedule table %q has no family %q", ttl.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
+	}
+	return nil
 }
 
 // moveSpec is a ttl.Move as plain data, its strategies and old rule as
@@ -186,7 +226,7 @@ type moveSpec struct {
 	From  string        `json:"from"`
 	Old   string        `json:"old"`
 	Start time.Time     `json:"start"`
-	Skew  time.Duration `json:"skew"`
+	Skew  text.Duration `json:"skew"` // "1m0s", as every duration in the module's JSON
 }
 
 // move returns the ttl.Move ms describes.
@@ -208,7 +248,7 @@ func (ms moveSpec) move() (ttl.Move, error) {
 			return ttl.Move{}, fmt.Errorf("pipeline: the old cells' rule: %w", err)
 		}
 	}
-	return ttl.Move{From: from, To: to, Start: ms.Start, Old: old, Skew: ms.Skew}, nil
+	return ttl.Move{From: from, To: to, Start: ms.Start, Old: old, Skew: time.Duration(ms.Skew)}, nil
 }
 
 // rewriteShardFn rewrites the old cells of whole shards: every row of the
@@ -222,11 +262,25 @@ type rewriteShardFn struct {
 	Move        moveSpec  `json:"move"`
 	Now         time.Time `json:"now"`
 	DryRun      bool      `json:"dry_run"`
+	Schedule    string    `json:"schedule,omitempty"`
+
+	sched bigtable.TableAPI // the schedule table, on the worker; nil for none
+}
+
+// Setup opens the worker's client, and the schedule table.
+func (fn *rewriteShardFn) Setup(ctx context.Context) error {
+	if err := fn.shardReader.Setup(ctx); err != nil {
+		return err
+	}
+	if fn.Schedule != "" {
+		fn.sched = fn.client.Open(fn.Schedule)
+	}
+	return nil
 }
 
 // result returns an empty result of the rewrite by m.
 func (fn *rewriteShardFn) result(m ttl.Move) RewriteResult {
-	return RewriteResult{Table: fn.Table.Table, Family: fn.Family, Move: m.String(), Now: fn.Now, DryRun: fn.DryRun}
+	return RewriteResult{Table: fn.Table.Table, Family: fn.Family, Move: m.String(), Now: fn.Now, DryRun: fn.DryRun, Schedule: fn.Schedule}
 }
 
 // ProcessElement rewrites one shard.
@@ -242,7 +296,7 @@ func (fn *rewriteShardFn) ProcessElement(ctx context.Context, shard scan.Shard, 
 	}
 	r := fn.result(m)
 	r.Read, err = fn.read(ctx, shard, filter, func(row bigtable.Row) error {
-		n, err := move.RewriteRow(ctx, fn.tbl, fn.Family, m, row, fn.Now, fn.DryRun)
+		n, err := move.RewriteRowScheduled(ctx, fn.tbl, fn.sched, fn.Family, m, row, fn.Now, fn.DryRun)
 		r.Counts.Add(n)
 		cellsRewritten.Inc(ctx, n.Rewritten)
 		cellsKept.Inc(ctx, n.Kept)

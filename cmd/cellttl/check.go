@@ -14,7 +14,7 @@ import (
 
 var checkCommand = &command{
 	name: "check",
-	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-terraform FILE] [-format json]",
+	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-schedule TABLE] [-terraform FILE] [-format json]",
 	help: `Check reads the table's families and prints, for each family given with
 -family, the GC policy it has and the one its strategy needs. It changes
 nothing. It exits 3 when a family is missing or its policy differs in any
@@ -25,9 +25,11 @@ it: -family NAME=SPEC with the strategy it moves to, and -from, -start, -old
 and -skew, the same values; with several families, -move NAME says which
 one. Its policy matches both during the move (the move's policy, set by
 "cellttl move start") and once finished (SPEC's, set by "cellttl move
-finish"); STATUS says which.` + terraformCheckHelp,
+finish"); STATUS says which.
+` + scheduleHelp + terraformCheckHelp,
 	flags: func(fs *flag.FlagSet, c *config) {
 		movingFlags(fs, c)
+		scheduleFlag(fs, c)
 		terraformCheckFlags(fs, c)
 	},
 	run: runCheck,
@@ -42,6 +44,9 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if c.terraformFile != "" {
 		return checkTerraform(c, strategies, stdout, stderr)
 	}
+	if code := scheduleAhead(c, "check", strategies, stderr); code != exitOK {
+		return code
+	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "check", err)
@@ -55,37 +60,54 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if statuses == nil {
 		return fail(stderr, "check", err)
 	}
-	bad := 0
-	for _, s := range statuses {
-		if !s.Matches {
-			bad++
-		}
+	sched, serr := checkSchedule(ctx, c, admin, strategies)
+	if serr != nil {
+		return fail(stderr, "check", serr)
 	}
 	if c.format.json {
 		if err := printJSON(stdout, struct {
 			Table    string          `json:"table"`
 			Families []policy.Status `json:"families"`
-		}{c.table, statuses}); err != nil {
+			Schedule *scheduleCheck  `json:"schedule,omitempty"`
+		}{c.table, statuses, sched}); err != nil {
 			return fail(stderr, "check", err)
 		}
 	} else {
 		renderCheck(stdout, c.table, statuses)
-	}
-	if errors.Is(err, ttl.ErrFamilyMismatch) {
-		fmt.Fprintf(stderr, "cellttl check: %v\n", err)
-		if found.exists {
-			for _, name := range found.missing(c.families.Names()) {
-				fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, name, found.suggest(name))
-			}
+		if sched != nil {
+			renderScheduleCheck(stdout, c.table, sched)
 		}
-		fmt.Fprintf(stderr, "cellttl check: %d of %d families do not match their strategies; \"cellttl ensure\" shows what it would change\n",
-			bad, len(statuses))
+	}
+	schedBad := sched.report(stderr)
+	if errors.Is(err, ttl.ErrFamilyMismatch) {
+		checkMismatch(c, found, statuses, stderr)
 		return exitMismatch
 	}
 	if err != nil {
 		return fail(stderr, "check", err)
 	}
+	if schedBad {
+		return exitMismatch
+	}
 	return exitOK
+}
+
+// checkMismatch says on stderr what check found wrong, one line a fault,
+// since stdout has the table: a table that does not exist, each family it
+// does not have (with the nearest name it has), each policy that differs.
+func checkMismatch(c *config, found tableFamilies, statuses []policy.Status, stderr io.Writer) {
+	if !found.exists {
+		fmt.Fprintf(stderr, "cellttl check: %v; \"cellttl ensure -create\" creates it\n", found.unknown(c, nil))
+		return
+	}
+	for _, s := range statuses {
+		switch {
+		case !s.Exists:
+			fmt.Fprintf(stderr, "cellttl check: table %q has no family %q%s\n", c.table, s.Family, found.suggest(s.Family))
+		case !s.Matches:
+			fmt.Fprintf(stderr, "cellttl check: table %q: %v; \"cellttl ensure\" shows what it would change\n", c.table, s)
+		}
+	}
 }
 
 // renderCheck prints the statuses as a table, one family a line, saying

@@ -12,19 +12,11 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/policy"
 )
 
 // What every command shares: its shape, how its command line is parsed,
-// the exit statuses, how it fails, and its clients.
-
-// Exit statuses.
-const (
-	exitOK       = 0
-	exitFailed   = 1 // the command ran and failed
-	exitUsage    = 2 // bad command line
-	exitMismatch = 3 // check found a mismatch; ensure refused a change
-	exitNotReady = 4 // not yet: the step cannot run before an instant
-)
+// how it fails, and its clients.
 
 // A command is one of cellttl's subcommands.
 type command struct {
@@ -43,12 +35,22 @@ type command struct {
 }
 
 // fail reports err from command name and returns its exit status: a
-// strategy or option the library refuses, or a family the table does not
-// have, is a bad command line.
+// strategy or option the library refuses is a bad command line; a table or
+// family that does not exist, a policy that does not match or a change
+// that would lose data is refused.
 func fail(stderr io.Writer, name string, err error) int {
 	fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
-	if errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrInvalidOption) || errors.Is(err, ttl.ErrUnknownFamily) {
+	return exitOf(err)
+}
+
+// exitOf returns the exit status of a command that failed with err.
+func exitOf(err error) int {
+	switch {
+	case errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrInvalidOption):
 		return exitUsage
+	case errors.Is(err, ttl.ErrUnknownFamily) || errors.Is(err, policy.ErrTableNotFound) ||
+		errors.Is(err, ttl.ErrFamilyMismatch) || errors.Is(err, ttl.ErrDataLoss):
+		return exitMismatch
 	}
 	return exitFailed
 }
@@ -62,14 +64,22 @@ var flagWords = strings.NewReplacer("AllowDataLoss", "-allow-data-loss", "Ignore
 
 // adminClient connects to the instance's table admin API.
 func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) {
-	return bigtable.NewAdminClient(ctx, c.project, c.instance)
+	admin, err := bigtable.NewAdminClient(ctx, c.project, c.instance)
+	if err != nil {
+		return nil, clientError(c, err)
+	}
+	return admin, nil
 }
 
 // dataClient connects to the instance's data API, with the app profile
 // -app-profile names. A command line tool exports no client-side metrics.
 func dataClient(ctx context.Context, c *config) (*bigtable.Client, error) {
-	return bigtable.NewClientWithConfig(ctx, c.project, c.instance,
+	client, err := bigtable.NewClientWithConfig(ctx, c.project, c.instance,
 		bigtable.ClientConfig{AppProfile: c.appProfile, MetricsProvider: bigtable.NoopMetricsProvider{}})
+	if err != nil {
+		return nil, clientError(c, err)
+	}
+	return client, nil
 }
 
 // newFlagSet defines the flags of cmd on c: the common ones, then the

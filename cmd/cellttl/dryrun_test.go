@@ -94,3 +94,32 @@ func TestFlagHelp(t *testing.T) {
 	_, err := parse(statsCommand, append(with("")[1:], "-quiet=maybe"))
 	assert.Error(t, err)
 }
+
+// TestEnsureTakesOffAGrace is issue 28's fourth stumble: taking the grace
+// off a OneSecond family moves no live cell's expiry, so its live cells
+// are not rows lost; the expired cells the grace still keeps are, worded
+// as what they are: collectable at once, before a sweep reads them.
+func TestEnsureTakesOffAGrace(t *testing.T) {
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"s": bigtable.MaxAgePolicy(time.Hour)})
+	now := time.Now()
+	for i := 0; i < 3; i++ {
+		put(t, raw, fmt.Sprintf("live#%d", i), "s", "token", now.Add(time.Duration(i+1)*time.Hour))
+	}
+	args := with("ensure", "-family", "s=onesecond", "-now", now.UTC().Format(time.RFC3339Nano))
+	stdout, stderr, code := cellttl(args...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `\ns +OneSecond\(\) +maxage=1h +maxage=1s +would change +0\n`, stdout, "no row lost")
+	assert.Contains(t, stdout, "  s: not lost: 3 rows hold live cells whose expiries OneSecond() keeps: GC deletes each 1h sooner once expired (maxage=1h, a grace, taken off)\n")
+	assert.NotContains(t, stdout, "earlier")
+
+	// An expired cell the grace keeps is lost to a sweep that has not
+	// read it: that needs consent.
+	put(t, raw, "expired", "s", "token", now.Add(-10*time.Minute))
+	stdout, stderr, code = cellttl(args...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Regexp(t, `refused +1\n`, stdout)
+	assert.Contains(t, stdout, "which OneSecond() reads as expired and maxage=1h keeps stored: GC deletes them at once; written under maxage=1h as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them")
+	assert.Contains(t, stdout, "  s: not lost: 3 rows hold live cells")
+	assert.Contains(t, stderr, "run again with -allow-data-loss")
+	assert.Equal(t, "age() > 1h", policies(t, e.Admin)["s"])
+}

@@ -13,7 +13,7 @@ import (
 
 var ensureCommand = &command{
 	name:  "ensure",
-	args:  " [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-now TIME] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json|terraform [-terraform-table NAME]]",
+	args:  " [-schedule TABLE] [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-workers N] [-sample FRACTION] [-now TIME] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json|terraform [-terraform-table NAME]]",
 	scans: true,
 	help: `Ensure makes each family's GC policy the one its strategy needs: it creates
 the table if it does not exist, creates missing families, and changes
@@ -25,12 +25,14 @@ name it has suggested, so that a misspelled name creates nothing.
 It is a dry run unless -apply is given: it prints the plan and changes
 nothing. Before changing a family it scans it (values stripped, at most one
 cell per row) for cells the change would delete or hide: past timestamps
-under onesecond, cells older than a new, shorter default, live cells whose
-expiries a shorter age (a shorter default, or onesecond after an age
-policy) moves earlier, real-time timestamps under seqnum, sequence numbers
-under an age-based policy, more versions than seqnum keeps. It refuses
-such a change, changing nothing and exiting 3, unless -allow-data-loss is
-given.
+under onesecond, cells older than a new, shorter default (or expired ones
+a grace keeps, which a sweep has yet to read), live cells whose expiries a
+shorter default moves earlier, real-time timestamps under seqnum, sequence
+numbers under an age-based policy, more versions than seqnum keeps. It
+refuses such a change, changing nothing and exiting 3, unless
+-allow-data-loss is given. Taking a grace off onesecond moves no live
+cell's expiry: its live cells are listed as "not lost", collected sooner
+once expired.
 
 The scan reads the table once for every family to change, in shards read in
 parallel (-workers), with progress on stderr. -sample reads a fraction of
@@ -45,11 +47,19 @@ and -skew, the same values; with several families, -move NAME says which
 one. It is kept with the move's policy or, once finished, SPEC's; any other
 policy is changed to the move's, which deletes and hides no cell either of
 its rules keeps live: the cells stamped on the wrong side of its boundary
-are "cellttl move start"'s to find and rewrite.` + terraformEnsureHelp,
+are "cellttl move start"'s to find and rewrite.
+` + scheduleHelp + `
+
+With -schedule, ensure sets up the schedule table once the table's plan
+went through, scanning it before a change that would delete entries (a
+shorter grace), and prints both plans (JSON: {"table": PLAN, "schedule":
+PLAN}; not with -format terraform); creating the schedule table, or its
+family, needs -create too.` + terraformEnsureHelp,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
 		movingFlags(fs, c)
 		nowFlag(fs, c)
+		scheduleFlag(fs, c)
 		terraformEnsureFlags(fs, c)
 		fs.BoolVar(&c.apply, "apply", false, "make the changes (without it, a dry run)")
 		fs.BoolVar(&c.create, "create", false, "create the families the table does not have, and the table if it does\n"+
@@ -74,6 +84,9 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if code := terraformUsage(c, strategies, stderr); code != exitOK {
 		return code
 	}
+	if code := scheduleAhead(c, "ensure", strategies, stderr); code != exitOK {
+		return code
+	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "ensure", err)
@@ -83,10 +96,13 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "ensure", err)
 	}
-	if err := found.unknown(c.table, c.families.Names()); err != nil && !c.create {
+	if err := found.unknown(c, c.families.Names()); err != nil && !c.create {
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; give -create to create it (check the name first)")
 		return exitMismatch
+	}
+	if code := scheduleToCreate(ctx, c, admin, stderr); code != exitOK {
+		return code
 	}
 	client, err := dataClient(ctx, c)
 	if err != nil {
@@ -104,6 +120,9 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	progress.end()
 	if c.format.terraform {
 		return ensureTerraform(c, strategies, plan, err, stdout, stderr)
+	}
+	if c.schedule != "" {
+		return ensureSchedule(ctx, c, admin, client, strategies, plan, err, stdout, stderr)
 	}
 	if plan != nil {
 		if code := printReport(c, stdout, stderr, "ensure", plan, renderPlan); code != exitOK {

@@ -50,6 +50,9 @@ type config struct {
 	// Terraform: check -terraform FILE, ensure -terraform-table NAME
 	terraformFile, terraformTable string
 
+	// check, ensure, stats, move, sweep: the schedule table
+	schedule string
+
 	// inspect
 	writeTimes bool
 	margin     time.Duration

@@ -34,7 +34,7 @@ Declare the table's families without a strategy with -other, as the
 application does with ttl.OtherFamilies: cells of undeclared families are
 then not returned. Without -other, every other family is passed through.
 A family given with -family or -other that the table does not have is an
-error (exit 2), with the nearest name it has suggested.`,
+refused (exit 3), with the nearest name it has suggested.`,
 	flags: func(fs *flag.FlagSet, c *config) {
 		dataFlags(fs, c)
 		fs.Var(&c.others, "other", "a `family` without a strategy (ttl.OtherFamilies); repeat for each")
@@ -74,7 +74,7 @@ func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer admin.Close()
 	found, err := reach(ctx, c, admin)
 	if err == nil {
-		err = found.unknown(c.table, append(c.families.Names(), c.others...))
+		err = found.unknown(c, append(c.families.Names(), c.others...))
 	}
 	if err != nil {
 		return fail(stderr, "inspect", err)

@@ -2,12 +2,12 @@
 // families of a Bigtable table whose cells have a time to live, as the
 // library github.com/cellttl/ttl writes them.
 //
-//	cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
-//	cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss]
-//	cellttl stats   -project P -instance I -table T [-family SPEC]... [-now TIME]
+//	cellttl check   -project P -instance I -table T -family SPEC... [MOVE] [-schedule TABLE] [-terraform FILE]
+//	cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss] [-schedule TABLE]
+//	cellttl stats   -project P -instance I -table T [-family SPEC]... [-now TIME] [-schedule TABLE]
 //	cellttl inspect -project P -instance I -table T -family SPEC... [-other F]... [-now TIME] ROW
 //	cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family SPEC MOVE
-//	cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity G] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete]
+//	cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity G] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete] [-schedule TABLE [-reconcile]]
 //
 // A family SPEC is NAME=onesecond, NAME=default:DURATION or
 // NAME=seqnum:VERSIONS. MOVE describes a family in a move: -from SPEC|none
@@ -18,14 +18,11 @@
 // -project and -instance); otherwise to Cloud Bigtable with the
 // application default credentials.
 //
-// Exit status: 0 on success, 1 when the command failed (a scan that did not
-// finish, or a server that did not answer within -connect-timeout,
-// included), 2 on a bad command line (a family the table does not have
-// among them, for stats and inspect), 3 when check finds a mismatch or
-// ensure refuses a change (one that would lose data, or a family to create
-// without -create: nothing changed), or when GC may have deleted cells
-// before a sweep read them, 4 when a step cannot run yet (a move's rewrite
-// or finish before its start).
+// Exit status, the same for every command (the table exitStatuses, which
+// "cellttl help" prints): 0 done; 1 failed or interrupted; 2 bad command
+// line; 3 refused, nothing changed (a table or family that does not exist,
+// a policy that does not match, a change that would lose data, cells a
+// sweep may have missed); 4 not yet (a move's step before its start).
 package main
 
 import (
@@ -35,7 +32,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 )
 
@@ -80,6 +76,10 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		printHelp(stdout, cmd)
 		return exitOK
 	case "move":
+		if len(rest) == 1 && isHelp(rest[0]) {
+			fmt.Fprint(stdout, moveUsage)
+			return exitOK
+		}
 		fmt.Fprint(stderr, moveUsage)
 		return exitUsage
 	}
@@ -97,14 +97,24 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cellttl %s: %v\nrun \"cellttl %s -h\" for its flags\n", cmd.name, err, cmd.name)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
+	run := ctx
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		run, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	return cmd.run(ctx, c, stdout, stderr)
+	return interrupted(ctx, cmd.name, cmd.run(run, c, stdout, stderr), stderr)
+}
+
+// isHelp reports an argument that asks for help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
 }
 
 func lookup(name string) *command {
@@ -116,16 +126,20 @@ func lookup(name string) *command {
 	return nil
 }
 
-const usage = `cellttl checks, sets up, audits, inspects and sweeps the column families
+var usage = usageText + "\n" + exitHelp() + `
+Run "cellttl help COMMAND" or "cellttl COMMAND -h" for a command's flags.
+`
+
+const usageText = `cellttl checks, sets up, audits, inspects and sweeps the column families
 of a Bigtable table whose cells have a time to live (github.com/cellttl/ttl).
 
 Usage:
-  cellttl check   -project P -instance I -table T -family SPEC... [MOVE]
-  cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss] [-ignore-warnings]
-  cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values] [-now TIME]
+  cellttl check   -project P -instance I -table T -family SPEC... [MOVE] [-schedule TABLE] [-terraform FILE]
+  cellttl ensure  -project P -instance I -table T -family SPEC... [MOVE] [-apply] [-create] [-allow-data-loss] [-ignore-warnings] [-schedule TABLE] [-format text|json|terraform]
+  cellttl stats   -project P -instance I -table T [-family SPEC]... [MOVE] [-values] [-now TIME] [-schedule TABLE]
   cellttl inspect -project P -instance I -table T -family SPEC... [-other FAMILY]... [-now TIME] ROW
-  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION] [-now TIME]
-  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete] [-now TIME]
+  cellttl move plan|start|status|rewrite|finish -project P -instance I -table T -family NAME=SPEC -from SPEC|none -start TIME [-old RULE] [-skew DURATION] [-now TIME] [-schedule TABLE]
+  cellttl sweep   -project P -instance I -table T -family SPEC... [-granularity cell|column|row] [-since TIME] [-checkpoint FILE] [-every DURATION] [-delete] [-now TIME] [-schedule TABLE [-reconcile]]
   cellttl help [COMMAND]
 
 Commands:
@@ -163,13 +177,15 @@ cell: it has no -now. inspect's -at is a deprecated name of -now.
 Every command bounds its first request by -connect-timeout (default 10s;
 0: no limit) and then the whole command by -timeout (default: no limit);
 a server that does not answer is named with where its address came from
-(BIGTABLE_EMULATOR_HOST, or -project and -instance). No duration flag
-takes a negative value.
+(BIGTABLE_EMULATOR_HOST, or -project and -instance). An emulator port
+where nothing listens fails at once ("connection refused"); without
+BIGTABLE_EMULATOR_HOST and credentials, the error says how to give them.
+No duration flag takes a negative value.
 
 A family given with -family (or inspect's -other) that the table does not
-have is an error, with the nearest name the table has suggested: stats and
-inspect exit 2; check, move and sweep report it as a mismatch (exit 3);
-ensure creates it only with -create, and otherwise refuses (exit 3).
+have, or a table that does not exist, is refused (exit 3) by every
+command, with the nearest name the table has suggested: check lists it as
+missing; ensure creates it only with -create.
 
 A family SPEC names a family and its strategy:
   NAME=onesecond           OneSecond(): the timestamp is the expiry; GC maxage=1s
@@ -192,15 +208,6 @@ that one). Its policy then matches during the move and once finished.
 The emulator: set BIGTABLE_EMULATOR_HOST=host:port; -project and -instance
 are still needed, since it keeps tables per project and instance. Without
 it cellttl uses Cloud Bigtable and the application default credentials.
-
-Exit status: 0 success; 1 the command failed, its scan did not finish, or
-the server did not answer; 2 bad command line; 3 check found a mismatch,
-or ensure or a move step refused a change that would lose data or create
-a family without -create (nothing was changed), or GC may have deleted
-cells before a sweep read them; 4 not yet: a move's rewrite or finish run
-before its start (at -now, or now), which can run later.
-
-Run "cellttl help COMMAND" or "cellttl COMMAND -h" for a command's flags.
 `
 
 // printHelp prints a command's usage line, help and flags.
@@ -218,4 +225,5 @@ func printHelp(w io.Writer, cmd *command) {
 	fs := newFlagSet(cmd, &c)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
+	fmt.Fprint(w, "\n"+exitHelp())
 }

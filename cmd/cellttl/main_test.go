@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -147,8 +148,11 @@ gone    OneSecond()                 missing                     maxage=1s      m
 rev     SequenceNumbers(3)          maxversions=3 or maxage=1d  maxversions=3  mismatch
 sess    OneSecond()                 never                       maxage=1s      mismatch
 `, stdout)
-	assert.Contains(t, stderr, `family "rev" (SequenceNumbers(3)): found maxversions=3 or maxage=1d, want maxversions=3`)
-	assert.Contains(t, stderr, "3 of 4 families do not match their strategies")
+	// Each fault once (issue 28): the table above shows each policy.
+	assert.Equal(t, `cellttl check: table "t" has no family "gone"
+cellttl check: table "t": family "rev" (SequenceNumbers(3)): found maxversions=3 or maxage=1d, want maxversions=3; "cellttl ensure" shows what it would change
+cellttl check: table "t": family "sess" (OneSecond()): found never, want maxage=1s; "cellttl ensure" shows what it would change
+`, stderr)
 
 	stdout, stderr, code = cellttl(with("check", "-family", "clicks=default:48h")...)
 	assert.Equal(t, exitOK, code)
@@ -158,7 +162,15 @@ sess    OneSecond()                 never                       maxage=1s      m
 	stdout, stderr, code = cellttl("check", "-project", emulator.Project, "-instance", emulator.Instance, "-table", "nope", "-family", "a=onesecond")
 	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stdout, "a       OneSecond()  missing  maxage=1s  missing")
-	assert.Contains(t, stderr, `table "nope": the table does not exist`)
+	assert.Equal(t, `cellttl check: policy: table not found: table "nope" does not exist on the emulator at BIGTABLE_EMULATOR_HOST=`+
+		os.Getenv("BIGTABLE_EMULATOR_HOST")+`; "cellttl ensure -create" creates it
+`, stderr)
+
+	// One misspelling, one line.
+	_, stderr, code = cellttl(with("check", "-family", "click=default:2d")...)
+	assert.Equal(t, exitMismatch, code)
+	assert.Equal(t, `cellttl check: table "t" has no family "click" (did you mean "clicks"?)
+`, stderr)
 }
 
 // TestCommandFails checks that a Bigtable that cannot be reached exits 1.
@@ -224,7 +236,7 @@ func TestEnsure(t *testing.T) {
 	stdout, _, code = cellttl(with("ensure", "-family", "clicks=default:2d", "-apply", "-allow-data-loss")...)
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "clicks  DefaultExpiration(48h0m0s)  maxage=30d  maxage=2d  changed, data lost  2\n")
-	assert.Contains(t, stdout, "clicks: 1 row holds cells whose expiries move 28d earlier under DefaultExpiration(48h0m0s) than under maxage=30d\n")
+	assert.Contains(t, stdout, "clicks: 1 row holds live cells whose expiries move 28d earlier under DefaultExpiration(48h0m0s), written under maxage=30d as a default (kept by a grace on a default of 2d, none moves)\n")
 	assert.Equal(t, "age() > 2d", policies(t, e.Admin)["clicks"])
 }
 

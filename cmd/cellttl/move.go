@@ -17,7 +17,12 @@ import (
 // The move commands carry a family that holds data from one strategy to
 // another, online, with ttl.Move: plan, start, status, rewrite, finish.
 
-const moveUsage = `cellttl move changes the strategy of a family that holds data, online, with
+var moveUsage = moveText + "\n" + exitHelp() + `
+Run "cellttl help move STEP" for a step's flags. The guide docs/moves.md
+walks through a move.
+`
+
+const moveText = `cellttl move changes the strategy of a family that holds data, online, with
 readers and writers running (ttl.Move):
 
   a family without a strategy (real timestamps)  -> onesecond, seqnum:N, default:D
@@ -55,15 +60,6 @@ start, rewrite and finish are dry runs unless -apply is given. Flags:
 
 check and ensure take the same flags (and -move NAME among several
 families) to accept the family's policy during the move and once finished.
-
-Exit status: 0 done (or nothing to do); 1 failed, or a scan did not finish;
-2 bad command line; 3 refused: finish while old cells are live, start
-while misplaced cells remain, or the table has no such family (the
-nearest name it has is suggested); 4 not yet: rewrite or finish before the
-move's start (at -now, or now).
-
-Run "cellttl help move STEP" for a step's flags. The guide docs/moves.md
-walks through a move.
 `
 
 // moveStep makes the command of one step of a move.
@@ -106,28 +102,33 @@ end, and what blocks each step.`, nil, runMovePlan)
 
 	moveStatusCommand = moveStep("status", `Status reads the family and prints where the move stands: started or not,
 the old cells still live and until when, the new cells, and what blocks the
-end. With -checkpoint, the one "move start" used, it knows the cells start
-rewrote.`, checkpointFlag, runMovePlan)
+end. Given -checkpoint start's file, which it only reads, it knows the
+cells start rewrote ("move rewrite" takes a file of its own).`, checkpointFlag, runMovePlan)
 
 	moveStartCommand = moveStep("start", `Start prepares the family, before the start and once every process is
 configured with the move: from default:D it rewrites the old cells stamped
 at or above the boundary in the new encoding (each only if unchanged,
 recorded in -checkpoint first so that a second run rewrites nothing twice),
-then it sets the family's GC policy to the move's. A dry run unless -apply.`,
+then it sets the family's GC policy to the move's. A dry run unless -apply;
+the dry run refuses what -apply would refuse (misplaced cells without
+-checkpoint).`,
 		func(fs *flag.FlagSet, c *config) {
 			checkpointFlag(fs, c)
 			applyFlags(fs, c)
+			moveScheduleFlag(fs, c)
 		}, runMoveChange((*move.Family).Start))
 
 	moveRewriteCommand = moveStep("rewrite", `Rewrite rewrites, after the start, the cells the old rule keeps live in the
 new encoding, so that the move can end now: each keeps its value and its
 expiry, and is rewritten only if still there unchanged and no newer cell of
-its column would be outranked. With -checkpoint an interrupted rewrite
-resumes where it stopped and counts every cell once. Moves to or from
+its column would be outranked. With -checkpoint, a file of its own (not
+start's), an interrupted rewrite resumes where it stopped and counts every
+cell once. Moves to or from
 seqnum cannot be rewritten: they end by waiting. A dry run unless -apply.`,
 		func(fs *flag.FlagSet, c *config) {
 			checkpointFlag(fs, c)
 			applyFlags(fs, c)
+			moveScheduleFlag(fs, c)
 		}, runMoveChange((*move.Family).Rewrite))
 
 	moveFinishCommand = moveStep("finish", `Finish ends the move: once no cell of the old rule is live (for a reader
@@ -262,11 +263,7 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 		defer admin.Close()
 		found, err := reach(ctx, c, admin)
 		if err == nil {
-			err = found.unknown(c.table, c.families.Names())
-		}
-		if errors.Is(err, ttl.ErrUnknownFamily) {
-			fmt.Fprintf(stderr, "cellttl %s: %v\n", name, err)
-			return exitMismatch
+			err = found.unknown(c, c.families.Names())
 		}
 		if err != nil {
 			return fail(stderr, name, err)
@@ -277,9 +274,14 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 		}
 		defer client.Close()
 		progress := newProgress(c, stderr)
-		f, err := move.New(admin, client.Open(c.table), c.table, c.families.Names()[0], m, c.moveOptions(progress))
+		opts := c.moveOptions(progress)
+		moveSchedule(c, client, &opts)
+		f, err := move.New(admin, client.Open(c.table), c.table, c.families.Names()[0], m, opts)
 		if err != nil {
 			return fail(stderr, name, err)
+		}
+		if code := moveScheduleExists(ctx, c, admin, name, stderr); code != exitOK {
+			return code
 		}
 		r, err := step(f, ctx)
 		progress.end()
@@ -294,10 +296,11 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 			}
 		}
 		switch {
-		case errors.Is(err, ttl.ErrDataLoss) && dryRun:
+		case err != nil && dryRun && exitOf(err) != exitFailed:
+			// A dry run refuses what the real run would refuse.
 			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
 			fmt.Fprintf(stderr, "cellttl %s: dry run: with -apply this step would be refused; nothing changed\n", name)
-			return exitMismatch
+			return exitOf(err)
 		case errors.Is(err, ttl.ErrDataLoss):
 			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
 			fmt.Fprintf(stderr, "cellttl %s: refused, nothing changed\n", name)

@@ -119,3 +119,51 @@ func TestMoveOptionsAppProfile(t *testing.T) {
 		t.Errorf("moveOptions: AppProfile %q, DryRun %v; want %q, false", o.AppProfile, o.DryRun, "replicated")
 	}
 }
+
+// TestMoveStepsRefuseWhatTheirApplyWould is issue 28's second and third
+// stumbles: a dry run of start refuses what -apply refuses (misplaced
+// cells without -checkpoint) instead of inviting -apply, and a rewrite
+// given start's checkpoint is refused before anything says done.
+func TestMoveStepsRefuseWhatTheirApplyWould(t *testing.T) {
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": bigtable.MaxAgePolicy(48 * time.Hour)})
+	start := time.Now().Add(time.Hour).Truncate(time.Second)
+	put(t, raw, "u1", "sess", "long", start.Add(23*time.Hour)) // a longer lifetime: stamped above the boundary
+	args := func(step string, extra ...string) []string {
+		a := append([]string{"move", step}, on...)
+		return append(append(a, "-family", "sess=onesecond", "-from", "default:48h", "-start", start.Format(time.RFC3339)), extra...)
+	}
+	const refusal = "1 old cell stamped above the boundary must be rewritten, and that needs a checkpoint (-checkpoint)"
+	for _, apply := range [][]string{nil, {"-apply"}} {
+		stdout, stderr, code := cellttl(args("start", apply...)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", apply, stderr)
+		assert.Contains(t, stderr, refusal, apply)
+		assert.NotContains(t, stdout, "run again with -apply", apply)
+		assert.NotContains(t, stdout, "done:", apply)
+		assert.Equal(t, "age() > 2d", policies(t, e.Admin)["sess"], apply)
+	}
+	_, stderr, _ := cellttl(args("start")...)
+	assert.Contains(t, stderr, "cellttl move start: dry run: with -apply this step would be refused; nothing changed\n")
+
+	dir := t.TempDir()
+	startCP, rewriteCP := dir+"/start.json", dir+"/rewrite.json"
+	stdout, stderr, code := cellttl(args("start", "-checkpoint", startCP)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "would do: rewrite 1 old cell stamped at or above the boundary")
+	_, stderr, code = cellttl(args("start", "-checkpoint", startCP, "-apply")...)
+	require.Equal(t, exitOK, code, stderr)
+
+	after := []string{"-now", start.Add(time.Hour).Format(time.RFC3339)}
+	for _, apply := range [][]string{nil, {"-apply"}} {
+		stdout, stderr, code = cellttl(args("rewrite", append(append(after, "-checkpoint", startCP), apply...)...)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", apply, stderr)
+		assert.NotContains(t, stdout, "done:", "%v: nothing says done before a refusal", apply)
+		assert.NotContains(t, stdout, "rewrote", apply)
+		assert.Contains(t, stderr, "the checkpoint records other work (start table", apply)
+		assert.Contains(t, stderr, "give each step a checkpoint of its own", apply)
+	}
+	_, stderr, code = cellttl(args("status", append(after, "-checkpoint", startCP)...)...)
+	assert.Equal(t, exitOK, code, "status reads start's checkpoint: %s", stderr)
+	stdout, stderr, code = cellttl(args("rewrite", append(after, "-checkpoint", rewriteCP, "-apply")...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "done: rewrote")
+}

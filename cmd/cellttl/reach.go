@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/policy"
 )
 
 // Reaching the server, and checking the families a command line names
@@ -56,6 +58,9 @@ func reach(ctx context.Context, c *config, admin *bigtable.AdminClient) (tableFa
 		ctx, cancel = context.WithTimeoutCause(ctx, c.connectTimeout, errUnreachable)
 		defer cancel()
 	}
+	if err := probe(ctx, c); err != nil {
+		return tableFamilies{}, err
+	}
 	info, err := admin.TableInfo(ctx, c.table)
 	switch code := status.Code(err); {
 	case err == nil:
@@ -83,6 +88,40 @@ func reach(ctx context.Context, c *config, admin *bigtable.AdminClient) (tableFa
 	return tableFamilies{exists: true, names: names}, nil
 }
 
+// probe dials the emulator's address when BIGTABLE_EMULATOR_HOST names
+// one, so that a port where nothing listens fails at once, saying so
+// ("connection refused"), where the client would retry the connection
+// until -connect-timeout. A dial that ctx ends is left to the request,
+// which says which bound ended it.
+func probe(ctx context.Context, c *config) error {
+	host := os.Getenv("BIGTABLE_EMULATOR_HOST")
+	if host == "" {
+		return nil
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("%w: %s: %v", errUnreachable, server(c), err)
+	}
+	conn.Close() // only the connection was wanted
+	return nil
+}
+
+// clientError is the error of a client that could not be made. Without
+// BIGTABLE_EMULATOR_HOST that is the credentials Cloud Bigtable needs:
+// it says so, and names the flags and the variable that choose the
+// server.
+func clientError(c *config, err error) error {
+	if os.Getenv("BIGTABLE_EMULATOR_HOST") != "" {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %v\n  give it application default credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS=FILE),\n  or set BIGTABLE_EMULATOR_HOST=HOST:PORT to use an emulator (with the same -project and -instance)",
+		errUnreachable, server(c), err)
+}
+
 // missing returns the families among names that the table does not have.
 func (t tableFamilies) missing(names []string) []string {
 	var out []string
@@ -105,15 +144,17 @@ func (t tableFamilies) suggest(name string) string {
 
 // unknown returns an error wrapping ttl.ErrUnknownFamily that names each
 // family among names the table does not have, with a suggestion, or nil
-// when it has them all. A table that does not exist is said so.
-func (t tableFamilies) unknown(table string, names []string) error {
+// when it has them all. A table that does not exist is not a family: its
+// error wraps policy.ErrTableNotFound, and names the server.
+func (t tableFamilies) unknown(c *config, names []string) error {
+	if !t.exists {
+		return fmt.Errorf("%w: table %q does not exist on %s", policy.ErrTableNotFound, c.table, server(c))
+	}
 	missing := t.missing(names)
 	if len(missing) == 0 {
 		return nil
 	}
-	if !t.exists {
-		return fmt.Errorf("%w: table %q does not exist", ttl.ErrUnknownFamily, table)
-	}
+	table := c.table
 	parts := make([]string, len(missing))
 	for i, n := range missing {
 		parts[i] = fmt.Sprintf("%q%s", n, t.suggest(n))

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/policy"
 )
 
 // closedAddr returns a local address where nothing listens.
@@ -35,21 +37,37 @@ func TestUnreachable(t *testing.T) {
 	addr := closedAddr(t)
 	t.Setenv("BIGTABLE_EMULATOR_HOST", addr)
 	start := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
-	for _, args := range [][]string{
+	silent := silentAddr(t)
+	all := [][]string{
 		with("check", "-family", "sess=onesecond"),
 		with("stats"),
 		with("ensure", "-family", "sess=onesecond"),
 		with("inspect", "-family", "sess=onesecond", "u1"),
 		append([]string{"move", "plan"}, with("", "-family", "sess=onesecond", "-from", "none", "-start", start)[1:]...),
 		with("sweep", "-family", "sess=onesecond", "-since", start),
-	} {
+	}
+	for _, args := range all {
+		// A port where nothing listens is refused at once (issue 28), not
+		// after -connect-timeout (10s by default), and says so.
+		began := time.Now()
+		stdout, stderr, code := cellttl(args...)
+		assert.Equal(t, exitFailed, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, "cannot reach Bigtable: the emulator at BIGTABLE_EMULATOR_HOST="+addr+": dial tcp "+addr+": connect: connection refused\n", args)
+		assert.Less(t, time.Since(began), 5*time.Second, "refused at once: %v", args)
+	}
+	t.Setenv("BIGTABLE_EMULATOR_HOST", silent)
+	for _, args := range all {
+		// A server that takes the connection and never answers is
+		// bounded by -connect-timeout.
 		began := time.Now()
 		stdout, stderr, code := cellttl(append(args, "-connect-timeout", "500ms")...)
 		assert.Equal(t, exitFailed, code, args)
 		assert.Empty(t, stdout, args)
-		assert.Contains(t, stderr, "cannot reach Bigtable: the emulator at BIGTABLE_EMULATOR_HOST="+addr, args)
+		assert.Contains(t, stderr, "cannot reach Bigtable: the emulator at BIGTABLE_EMULATOR_HOST="+silent+" did not answer within -connect-timeout 500ms", args)
 		assert.Less(t, time.Since(began), 20*time.Second, "bounded by -connect-timeout: %v", args)
 	}
+	t.Setenv("BIGTABLE_EMULATOR_HOST", addr)
 
 	// The sentinel, and -timeout named when it is the shorter bound.
 	c, err := parse(checkCommand, with("", "-family", "sess=onesecond", "-timeout", "1h")[1:])
@@ -72,6 +90,55 @@ func TestUnreachable(t *testing.T) {
 	// The default is stated in -h.
 	stdout, _, _ := cellttl("check", "-h")
 	assert.Regexp(t, `\n  -connect-timeout duration\n(.*\n)*.*\(default 10s\)`, stdout)
+}
+
+// silentAddr returns a local address that takes connections and never
+// answers, for the test.
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+// TestNoCredentials is issue 28's seventh stumble: without
+// BIGTABLE_EMULATOR_HOST and without credentials, the error names Cloud
+// Bigtable by -project and -instance, and says how to give credentials or
+// use the emulator.
+func TestNoCredentials(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("HOME", home)
+	t.Setenv("CLOUDSDK_CONFIG", home)
+	stdout, stderr, code := cellttl(with("stats")...)
+	assert.Equal(t, exitFailed, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `cellttl stats: cannot reach Bigtable: Cloud Bigtable, project "`+emulator.Project+`" instance "`+emulator.Instance+`" (-project, -instance): `)
+	assert.Contains(t, stderr, "could not find default credentials")
+	assert.Contains(t, stderr, "application default credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS=FILE)")
+	assert.Contains(t, stderr, "or set BIGTABLE_EMULATOR_HOST=HOST:PORT to use an emulator")
 }
 
 // TestServer checks that an error names where the address came from.
@@ -109,9 +176,10 @@ func TestNegativeDurations(t *testing.T) {
 }
 
 // TestUnknownFamily is issue 21's second finding: a family named on the
-// command line that the table does not have is an error in stats and
-// inspect, a creation that needs -create in ensure, and check, move and
-// sweep say so too, each suggesting the nearest family the table has.
+// command line that the table does not have is refused by every command
+// with the same exit status (issue 28), a creation that needs -create in
+// ensure, a mismatch in check, each suggesting the nearest family the
+// table has.
 func TestUnknownFamily(t *testing.T) {
 	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil, "meta": nil})
 	put(t, raw, "u1", "sess", "token", time.Now().Add(time.Hour))
@@ -123,15 +191,15 @@ func TestUnknownFamily(t *testing.T) {
 		with("inspect", "-family", "sesss=onesecond", "u1"),
 	} {
 		stdout, stderr, code := cellttl(args...)
-		assert.Equal(t, exitUsage, code, args)
+		assert.Equal(t, exitMismatch, code, args)
 		assert.Empty(t, stdout, args)
 		assert.Contains(t, stderr, suggestion, args)
 	}
 	_, stderr, code := cellttl(with("inspect", "-family", "sess=onesecond", "-other", "mta", "u1")...)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stderr, `has no family "mta" (did you mean "meta"?)`)
 	_, stderr, code = cellttl(with("stats", "-family", "visits=onesecond")...)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stderr, `has no family "visits"; its families: meta, sess`, "no suggestion beyond two edits")
 
 	for _, apply := range []string{"-timeout=1m", "-apply"} {
@@ -156,11 +224,29 @@ func TestUnknownFamily(t *testing.T) {
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "age() > 1000000", policies(t, e.Admin)["sesss"])
 
-	// The sentinel, and a table that does not exist.
-	err := tableFamilies{exists: true, names: []string{"sess"}}.unknown("t", []string{"sesss"})
+	// The sentinel, and a table that does not exist: not a family, its
+	// own sentinel, refused by every command alike.
+	c := &config{table: "t", project: emulator.Project, instance: emulator.Instance}
+	err := tableFamilies{exists: true, names: []string{"sess"}}.unknown(c, []string{"sesss"})
 	assert.True(t, errors.Is(err, ttl.ErrUnknownFamily))
-	assert.EqualError(t, tableFamilies{}.unknown("nope", []string{"sess"}), `ttl: unknown column family: table "nope" does not exist`)
-	_, stderr, code = cellttl("stats", "-project", emulator.Project, "-instance", emulator.Instance, "-table", "nope", "-family", "sess=onesecond")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, `table "nope" does not exist`)
+	c.table = "nope"
+	err = tableFamilies{}.unknown(c, nil)
+	assert.ErrorIs(t, err, policy.ErrTableNotFound)
+	assert.False(t, errors.Is(err, ttl.ErrUnknownFamily), "a table is not a family")
+	assert.EqualError(t, err, `policy: table not found: table "nope" does not exist on the emulator at BIGTABLE_EMULATOR_HOST=`+e.Addr)
+	noTable := []string{"-project", emulator.Project, "-instance", emulator.Instance, "-table", "nope"}
+	for _, args := range [][]string{
+		append([]string{"stats"}, noTable...),
+		append(append([]string{"stats"}, noTable...), "-family", "sess=onesecond"),
+		append(append([]string{"inspect"}, noTable...), "-family", "sess=onesecond", "u1"),
+		append(append([]string{"ensure"}, noTable...), "-family", "sess=onesecond"),
+		append(append([]string{"move", "plan"}, noTable...), "-family", "sess=onesecond", "-from", "none", "-start", start),
+		append(append([]string{"sweep"}, noTable...), "-family", "sess=onesecond", "-since", start),
+	} {
+		stdout, stderr, code := cellttl(args...)
+		assert.Equal(t, exitMismatch, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, `policy: table not found: table "nope" does not exist`, args)
+		assert.NotContains(t, stderr, "unknown column family", args)
+	}
 }

@@ -30,10 +30,16 @@ func renderAudit(w io.Writer, a *audit.Report) {
 	}
 	tw.Flush()
 	for _, f := range a.Families {
-		if s := histogram(a, f.Expiring); s != "" {
+		switch s := histogram(a, f.Expiring, f.Strategy == ""); {
+		case s == "":
+		case f.Strategy == "":
+			// Without a strategy a cell is live until GC deletes it: what
+			// the family's age gives is when GC may, not an expiry.
+			fmt.Fprintf(w, "  %s: no strategy, its cells are live until GC deletes them: GC may delete them %s\n", f.Family, s)
+		default:
 			fmt.Fprintf(w, "  %s: live cells expire %s\n", f.Family, s)
 		}
-		if s := histogram(a, f.Collectable); s != "" {
+		if s := histogram(a, f.Collectable, false); s != "" {
 			fmt.Fprintf(w, "  %s: expired cells are collectable %s\n", f.Family, s)
 		}
 	}
@@ -82,14 +88,19 @@ func auditCount(a *audit.Report, c scan.Count) string {
 	return fmt.Sprintf("%s%s (%s)", bound(a.Read), text.Plural(int(c.Cells), "cell", "cells"), text.Bytes(c.Bytes))
 }
 
-// histogram prints the non-empty buckets of h, or "" when all are empty.
-func histogram(a *audit.Report, h []audit.Bucket) string {
+// histogram prints the non-empty buckets of h, or "" when all are empty;
+// due labels a bucket in the past as due now ("now, due 1h to 1d ago").
+func histogram(a *audit.Report, h []audit.Bucket, due bool) string {
 	var parts []string
 	for _, bk := range h {
 		if bk.Cells == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s: %s", bucketLabel(a.Now, bk), auditCount(a, bk.Count)))
+		label := bucketLabel(a.Now, bk)
+		if due && strings.HasSuffix(label, " ago") {
+			label = "now, due " + label
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", label, auditCount(a, bk.Count)))
 	}
 	return strings.Join(parts, "; ")
 }

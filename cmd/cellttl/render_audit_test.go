@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"testing"
+	"time"
 
+	"cloud.google.com/go/bigtable"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/scan"
@@ -29,4 +32,19 @@ func TestRenderEstimate(t *testing.T) {
 	b.Reset()
 	renderAudit(&b, &audit.Report{Table: "t", Now: renderNow, Read: scan.Stats{Reads: 1, Shards: 1, ShardsRead: 1}})
 	assert.NotContains(t, b.String(), "estimate")
+}
+
+// TestStatsFamilyWithoutStrategy is issue 28's fifth stumble: stats
+// without -family judges a family without a strategy, whose cells are
+// live until GC deletes them: it says when GC may delete them, due now
+// for those past the policy's age, never that live cells expired.
+func TestStatsFamilyWithoutStrategy(t *testing.T) {
+	_, raw := startEmulator(t, map[string]bigtable.GCPolicy{"s": bigtable.MaxAgePolicy(time.Hour)})
+	now := time.Now()
+	put(t, raw, "old", "s", "c", now.Add(-90*time.Minute)) // past the age: GC may delete it now
+	put(t, raw, "new", "s", "c", now.Add(-30*time.Minute))
+	stdout, stderr, code := cellttl(with("stats", "-now", now.UTC().Format(time.RFC3339Nano))...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, stdout, "live cells expire")
+	assert.Regexp(t, `\n  s: no strategy, its cells are live until GC deletes them: GC may delete them now, due less than 1h ago: 1 cell \(\d+ B\); within 1h: 1 cell \(\d+ B\)\n`, stdout)
 }

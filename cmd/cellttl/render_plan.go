@@ -24,6 +24,9 @@ func renderPlan(w io.Writer, p *policy.Plan) {
 		for _, l := range f.Losses {
 			fmt.Fprintf(w, "  %s: %s%s\n", f.Family, bound(p.Read), l.Reason)
 		}
+		for _, l := range f.CollectedSooner {
+			fmt.Fprintf(w, "  %s: not lost: %s%s\n", f.Family, bound(p.Read), l.Reason)
+		}
 		if f.Resurfaced > 0 {
 			fmt.Fprintf(w, "  %s: %s%s cells that the current policy %s already lets GC delete, not yet collected, which %s would return again\n",
 				f.Family, bound(p.Read), text.Plural(f.Resurfaced, "row holds", "rows hold"), f.Found, f.Strategy)

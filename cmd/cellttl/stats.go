@@ -11,7 +11,7 @@ import (
 
 var statsCommand = &command{
 	name: "stats",
-	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-values] [-now TIME] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json [-all-buckets]]",
+	args: " [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-values] [-schedule TABLE] [-now TIME] [-workers N] [-sample FRACTION] [-app-profile PROFILE] [-format json [-all-buckets]]",
 	help: `Stats audits what the table holds, family by family: the cells reads return,
 the expired cells still stored because GC lags, the cells that never expire,
 and the expired cells the family's GC policy never deletes, with their
@@ -29,14 +29,20 @@ not finish prints its partial counts as such and exits 1.
 A family in a move is given as check and ensure take it (-family NAME=SPEC
 with the strategy it moves to, and -from, -start, -old, -skew, -move): each
 cell is then judged by its own side's rule, as reads judge it. A family
-given with -family that the table does not have is an error (exit 2), with
-the nearest name it has suggested.`,
+given with -family that the table does not have is refused (exit 3), with
+the nearest name it has suggested.
+
+-schedule TABLE counts the entries of the table's schedule table instead
+(see "cellttl help sweep"), reading the schedule only: how many, how many
+are due before -now (their cells have expired; GC deletes them after the
+grace) and after it, and when they are due, in the same buckets.`,
 	familiesOptional: true,
 	scans:            true,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
 		movingFlags(fs, c)
 		nowFlag(fs, c)
+		statsScheduleFlag(fs, c)
 		fs.BoolVar(&c.values, "values", false, "read values too, so that bytes include them")
 		fs.BoolVar(&c.allBuckets, "all-buckets", false, "list every bucket of the expiry histograms in -format json, empty ones too")
 	},
@@ -49,6 +55,9 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cellttl stats: %v\n", err)
 		return exitUsage
 	}
+	if c.schedule != "" {
+		return runStatsSchedule(ctx, c, strategies, stdout, stderr)
+	}
 	admin, err := adminClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "stats", err)
@@ -56,7 +65,7 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer admin.Close()
 	found, err := reach(ctx, c, admin)
 	if err == nil {
-		err = found.unknown(c.table, c.families.Names())
+		err = found.unknown(c, c.families.Names())
 	}
 	if err != nil {
 		return fail(stderr, "stats", err)

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
@@ -18,7 +17,7 @@ import (
 
 var sweepCommand = &command{
 	name: "sweep",
-	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION] [-checkpoint FILE] [-delete] [-values] [-write-times] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION] [-checkpoint FILE] [-delete] [-values] [-write-times] [-schedule TABLE [-reconcile]] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
 	help: `Sweep reports the cells of the families given with -family that have
 expired, each once, as events on stdout. Under onesecond and
 default:DURATION a cell's timestamp is its expiry (or its expiry less the
@@ -65,12 +64,11 @@ expired, value in base64 with -values), and after each round one line
 with a "report" key ends a round, any other is an event. An event is
 recorded as delivered once it is written to stdout.
 
-Exit status: 0 every round complete; 1 a round did not finish (an error,
--timeout or an interrupt while it read: with -checkpoint, the next run
-resumes it); 2 bad command line, or a -checkpoint of another sweep; 3 GC
-may have deleted cells before a round read them, or the table has no such
-family (as for check). With -every, an interrupt between rounds exits 0, or
-3 if any round may have missed cells.`,
+A -checkpoint of another sweep is a bad command line (exit 2). With
+-every, SIGTERM or -timeout between rounds exits as the rounds did (0, or
+3 if one may have missed cells), and SIGINT (Ctrl-C) exits 1, as it does
+every command: an interrupted run.
+` + sweepScheduleHelp,
 	scans: true,
 	flags: func(fs *flag.FlagSet, c *config) {
 		workerFlags(fs, c)
@@ -89,6 +87,7 @@ family (as for check). With -every, an interrupt between rounds exits 0, or
 		fs.BoolVar(&c.writeTimes, "write-times", false, "the table records write times (ttl.RecordWriteTime): skip and delete\n"+
 			"the companions with their cells")
 		fs.StringVar(&c.checkpoint, "checkpoint", "", "a `file` keeping the watermark and each round's progress, to resume")
+		sweepScheduleFlags(fs, c)
 	},
 	run: runSweep,
 }
@@ -100,6 +99,7 @@ type sweepConfig struct {
 	margin      time.Duration
 	every       time.Duration
 	delete      bool
+	reconcile   bool
 }
 
 // sweepNow is the sweep's clock; tests fix it.
@@ -176,28 +176,34 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	out := newSweepOutput(c, stdout, stderr)
-	s, err := sweep.New(admin, client.Open(c.table), c.table, strategies, c.sweepOptions(out.scanOptions()))
+	opts := c.sweepOptions(out.scanOptions())
+	if code := sweepSchedule(c, client, &opts, stderr); code != exitOK {
+		return code
+	}
+	s, err := sweep.New(admin, client.Open(c.table), c.table, strategies, opts)
 	if err != nil {
 		return fail(stderr, "sweep", err)
 	}
 	found, err := reach(ctx, c, admin)
 	if err == nil {
-		err = found.unknown(c.table, c.families.Names())
-	}
-	if errors.Is(err, ttl.ErrUnknownFamily) {
-		fmt.Fprintf(stderr, "cellttl sweep: %v\n", err)
-		return exitMismatch
+		err = found.unknown(c, c.families.Names())
 	}
 	if err != nil {
 		return fail(stderr, "sweep", err)
 	}
+	if code := sweepScheduleExists(ctx, c, admin, stderr); code != exitOK {
+		return code
+	}
+	round := reconcileRound(c, stderr, out.round)
 	if c.sweep.every == 0 {
-		out.round(s.Once(ctx, out.deliver))
+		round(s.Once(ctx, out.deliver))
 		return out.status()
 	}
-	err = s.Every(ctx, c.sweep.every, out.deliver, out.round)
-	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "cellttl sweep: stopped after %s: %v\n", text.Plural(out.rounds, "round", "rounds"), err)
+	// Every returns ctx's error once it ends, or an error its round
+	// reported; the cause says what ended ctx: an interrupt, SIGTERM or
+	// -timeout.
+	if err := s.Every(ctx, c.sweep.every, out.deliver, round); err != nil && ctx.Err() != nil {
+		fmt.Fprintf(stderr, "cellttl sweep: stopped after %s: %v\n", text.Plural(out.rounds, "round", "rounds"), context.Cause(ctx))
 	}
 	return out.status()
 }

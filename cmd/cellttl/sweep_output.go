@@ -161,25 +161,29 @@ func (o *sweepOutput) printReport(r *sweep.Report, err error) error {
 
 // status returns the exit status the rounds leave: 2 for a command line
 // the library refused (a -checkpoint of another sweep), 3 for a family
-// the table does not have (as check) or if GC may have deleted cells
-// before a round read them, 1 if the last round did not finish, 0
-// otherwise.
+// the table does not have (as check), 1 if the last round did not finish,
+// 3 if GC may have deleted cells before a round read them, 0 otherwise.
 func (o *sweepOutput) status() int {
 	switch {
 	case errors.Is(o.err, ttl.ErrInvalidOption) || errors.Is(o.err, ttl.ErrInvalidStrategy):
 		return exitUsage
 	case errors.Is(o.err, ttl.ErrFamilyMismatch):
 		fmt.Fprintln(o.stderr, `cellttl sweep: "cellttl ensure -apply" creates the families with the policies their strategies need`)
+		if o.c.schedule != "" {
+			fmt.Fprintf(o.stderr, "cellttl sweep: \"cellttl ensure -schedule %s -apply\" sets up the schedule table's policy\n", o.c.schedule)
+		}
 		return exitMismatch
 	}
 	if o.missed {
 		fmt.Fprintln(o.stderr, "cellttl sweep: GC may have deleted cells that expired before the sweep read them (the report lists them):\n"+
 			"  give each such family a grace at least as long as the sweep may fall behind, -family NAME=grace:DURATION:SPEC,\n"+
 			"  set with \"cellttl ensure -apply\"")
-		return exitMismatch
 	}
-	if !o.finished {
+	switch {
+	case !o.finished: // a run that did not finish exits 1, whatever it found
 		return exitFailed
+	case o.missed:
+		return exitMismatch
 	}
 	return exitOK
 }

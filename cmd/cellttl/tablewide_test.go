@@ -264,7 +264,8 @@ func TestJSONOutput(t *testing.T) {
 
 	stdout, stderr, code := cellttl(with("check", "-family", "clicks=default:2d", "-family", "sess=onesecond", "-family", "gone=seqnum:1", "-format", "json")...)
 	assert.Equal(t, exitMismatch, code)
-	assert.Contains(t, stderr, "2 of 3 families do not match their strategies")
+	assert.Contains(t, stderr, `cellttl check: table "t" has no family "gone"`)
+	assert.Contains(t, stderr, `cellttl check: table "t": family "sess" (OneSecond()): found never, want maxage=1s`)
 	type status struct {
 		Family, Strategy, Found, Want string
 		Exists, Matches               bool

@@ -18,6 +18,7 @@ const (
 	allowed       decision = "allowed"
 	refusedMinute decision = "refused by the minute limit"
 	refusedDay    decision = "refused by the daily quota"
+	refusedEdge   decision = "refused: counted and read in two windows"
 )
 
 // hms returns the instant h:m:s after a midnight, as an offset from it.
@@ -79,7 +80,11 @@ func newLimiter(tbl *ttl.Table, clock *btenv.Clock, out io.Writer, day1 time.Tim
 // allowed) would let every request that read 99 through. The price, as
 // in most rate limiters: a refused request counts too, so a client that
 // keeps retrying keeps itself refused, and spends its daily quota doing so.
+// A request whose write and reads fall on two sides of a window's edge
+// is refused as well, as strict (patterns.go) says why; the story's clock
+// stands still during a request, so none of its requests is.
 func (l *limiter) request(ctx context.Context, user string) (d decision, inMinute, inDay int64, err error) {
+	before := l.clock.Now()
 	if err := l.tbl.Apply(ctx, user, l.hit); err != nil {
 		return "", 0, 0, err
 	}
@@ -97,6 +102,8 @@ func (l *limiter) request(ctx context.Context, user string) (d decision, inMinut
 		return refusedDay, inMinute, inDay, nil
 	case inMinute > limit:
 		return refusedMinute, inMinute, inDay, nil
+	case !sameWindow(minute, before, l.clock.Now()): // a day's edge is a minute window's too
+		return refusedEdge, inMinute, inDay, nil
 	}
 	return allowed, inMinute, inDay, nil
 }

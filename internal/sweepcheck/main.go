@@ -4,10 +4,11 @@
 // restarted, then judges the events the sweep printed against the
 // sessions written.
 //
-//	sweepcheck load -table T -family F -sessions N -span D -ledger FILE
+//	sweepcheck load -table T -family F -sessions N -span D -ledger FILE [-schedule S] [-tolerate]
 //	cellttl sweep … -format json | sweepcheck stamp -run K >>events
 //	sweepcheck judge -ledger FILE -events FILE -gaps FILE -bound D
 //	sweepcheck leftover -table T -family F -before RFC3339
+//	sweepcheck entries -table T -family F -schedule S
 //	sweepcheck proxy -listen ADDR -to ADDR   (SIGUSR1 cuts it, SIGUSR2 restores it)
 //
 // load and leftover reach the emulator named by BIGTABLE_EMULATOR_HOST.
@@ -38,7 +39,7 @@ func main() {
 // a failure or a failed verdict, 2 for a bad command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: sweepcheck load|stamp|judge|leftover|proxy [flags]")
+		fmt.Fprintln(stderr, "usage: sweepcheck load|stamp|judge|leftover|entries|proxy [flags]")
 		return 2
 	}
 	fs := flag.NewFlagSet("sweepcheck "+args[0], flag.ContinueOnError)
@@ -53,10 +54,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd = judgeCmd(fs, stdout)
 	case "leftover":
 		cmd = leftoverCmd(ctx, fs, stdout)
+	case "entries":
+		cmd = entriesCmd(ctx, fs, stdout)
 	case "proxy":
 		cmd = proxyCmd(ctx, fs, stdout)
 	default:
-		fmt.Fprintf(stderr, "sweepcheck: unknown subcommand %q: want load, stamp, judge, leftover or proxy\n", args[0])
+		fmt.Fprintf(stderr, "sweepcheck: unknown subcommand %q: want load, stamp, judge, leftover, entries or proxy\n", args[0])
 		return 2
 	}
 	if err := fs.Parse(args[1:]); err != nil {
@@ -93,21 +96,36 @@ func loadCmd(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) func() err
 	renew := fs.Float64("renew", 0.4, "chance a session is renewed (again, up to three times)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	ledger := fs.String("ledger", "ledger.json", "where to save each session's final expiry")
+	sched := fs.String("schedule", "", "the schedule `table` to write beside the data (ttl.WithSchedule)")
+	tolerate := fs.Bool("tolerate", false, "count failed writes instead of failing (an outage), and take each\n"+
+		"session's final expiry from what the table holds at the end")
 	return func() error {
 		raw, done, err := openTable(ctx, *table)
 		if err != nil {
 			return err
 		}
 		defer done()
-		tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{*family: ttl.Grace(ttl.OneSecond(), *grace)}, ttl.OtherFamilies())
+		opts := []ttl.Option{ttl.OtherFamilies()}
+		if *sched != "" {
+			s, done, err := openTable(ctx, *sched)
+			if err != nil {
+				return err
+			}
+			defer done()
+			opts = append(opts, ttl.WithSchedule(s))
+		}
+		tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{*family: ttl.Grace(ttl.OneSecond(), *grace)}, opts...)
 		if err != nil {
 			return err
 		}
-		l := &load{tbl: tbl, family: *family, sessions: *n, span: *span, life: [2]time.Duration{*minLife, *maxLife},
-			renew: *renew, seed: *seed, now: time.Now, sleep: sleep}
+		l := &load{tbl: tbl, raw: raw, family: *family, sessions: *n, span: *span, life: [2]time.Duration{*minLife, *maxLife},
+			renew: *renew, seed: *seed, tolerate: *tolerate, now: time.Now, sleep: sleep}
 		sessions, err := l.run(ctx)
 		if err != nil {
 			return err
+		}
+		if l.failed > 0 {
+			fmt.Fprintf(stdout, "%d writes failed (taken as not written unless the table holds them)\n", l.failed)
 		}
 		b, err := json.Marshal(sessions)
 		if err != nil {

@@ -1,6 +1,7 @@
 package text
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -57,5 +58,30 @@ func TestServer(t *testing.T) {
 	}
 	if got, want := Server("localhost:1", "p", "i"), "the emulator at BIGTABLE_EMULATOR_HOST=localhost:1"; got != want {
 		t.Errorf("Server = %q, want %q", got, want)
+	}
+}
+
+// TestDuration: durations are written as Go duration strings and read
+// back, from strings or, as earlier releases wrote them, nanoseconds;
+// anything else is refused.
+func TestDuration(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Millisecond, time.Second, 90 * time.Minute, -time.Second, 49 * time.Hour} {
+		b, err := json.Marshal(Duration(d))
+		if err != nil || string(b) != `"`+d.String()+`"` {
+			t.Errorf("Marshal(%v) = %s, %v", d, b, err)
+		}
+		var back Duration
+		if err := json.Unmarshal(b, &back); err != nil || time.Duration(back) != d {
+			t.Errorf("Unmarshal(%s) = %v, %v", b, time.Duration(back), err)
+		}
+	}
+	var d Duration
+	if err := json.Unmarshal([]byte("1000000000"), &d); err != nil || time.Duration(d) != time.Second {
+		t.Errorf("Unmarshal(1000000000) = %v, %v", time.Duration(d), err)
+	}
+	for _, bad := range []string{`"a second"`, `true`, `1.5`, `{}`} {
+		if err := json.Unmarshal([]byte(bad), &d); err == nil {
+			t.Errorf("Unmarshal(%s) accepted: %v", bad, time.Duration(d))
+		}
 	}
 }

@@ -5,7 +5,7 @@
 //
 //	cellttl-move-rewrite -project P -instance I -table T -family NAME=SPEC -from SPEC|none
 //	    -start TIME [-old RULE] [-skew DURATION] -output FILE [-dry-run]
-//	    [-app-profile PROFILE] [-now TIME] [--runner=dataflow --region R --staging_location gs://...]
+//	    [-schedule TABLE] [-app-profile PROFILE] [-now TIME] [--runner=dataflow --region R --staging_location gs://...]
 package main
 
 import (
@@ -35,6 +35,8 @@ var (
 	old       = "default"
 	skew      = flag.Duration("skew", 0, "the most two processes' clocks differ by, a `DURATION`")
 	dryRun    = flag.Bool("dry-run", false, "count what the rewrite would do, and change nothing")
+	sched     = flag.String("schedule", "", "the schedule `table` of the table, in its instance: every cell rewritten\n"+
+		"gets its entry, a row's written before its cells")
 )
 
 func init() {
@@ -92,7 +94,7 @@ func main() {
 		cmd.NotYet(err)
 	}
 	cfg := pipeline.RewriteConfig{Table: table, Family: family.name, To: family.to, From: from, Old: old,
-		Start: start, Skew: *skew, Now: now, DryRun: *dryRun}
+		Start: start, Skew: *skew, Now: now, DryRun: *dryRun, Schedule: *sched}
 	ctx := context.Background()
 	cmd.Reach(ctx, table)
 	if !cmd.Run(ctx, func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
@@ -132,12 +134,15 @@ func report(r *pipeline.RewriteResult) {
 		fmt.Println("dry run: nothing changed; run again without -dry-run")
 		return
 	}
+	if r.Schedule != "" {
+		fmt.Printf("the entries of the rewritten cells were written to schedule table %q, each row's before its cells\n", r.Schedule)
+	}
 	fmt.Println("if the runner retried a shard, these counts may be low; `cellttl move status` counts the old cells left")
 }
 
 const usage = `usage: cellttl-move-rewrite -project P -instance I -table T -family NAME=SPEC -from SPEC|none
 	-start TIME [-old RULE] [-skew DURATION] -output FILE [-dry-run]
-	[-app-profile PROFILE] [-bigtable-project P] [-now TIME] [-connect-timeout DURATION]
+	[-schedule TABLE] [-app-profile PROFILE] [-bigtable-project P] [-now TIME] [-connect-timeout DURATION]
 	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
 cellttl-move-rewrite -help lists every flag, Beam's too.
 `

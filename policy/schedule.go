@@ -1,0 +1,224 @@
+package policy
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/schedule"
+)
+
+// A schedule table (package schedule) has one family, schedule.Family,
+// whose GC policy must keep each entry as long as the families it indexes
+// keep the expired cells it names: schedule.Policy of their longest grace,
+// the policy of ttl.Grace(ttl.OneSecond(), grace). The functions below
+// check and make it so, the way Check and Ensure do a table's families.
+
+// ScheduleStrategy returns the strategy of the family of schedule, the
+// schedule table of table's families: ttl.Grace(ttl.OneSecond(), g),
+// whose GC policy is schedule.Policy(g), with g the longest grace of the
+// families (a move's, the longer of its sides'). It reads nothing.
+//
+// It refuses, with ttl.ErrInvalidOption, a schedule with no name or named
+// as table itself (its entries would be read as data, and a data family
+// named as schedule.Family would get the schedule's policy), and a family
+// none of whose cells expires at an instant (SequenceNumbers, or a move
+// between sequence numbers and no strategy): the schedule indexes cells by
+// their expiry, and such a family writes no entry. Families ttl.NewTable
+// would refuse are refused with ttl.ErrInvalidStrategy.
+func ScheduleStrategy(table, schedule string, families map[string]ttl.Strategy) (ttl.Strategy, error) {
+	names, managed, err := checkedFamilies(families)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case schedule == "":
+		return nil, fmt.Errorf("%w: table %q: no schedule table named", ttl.ErrInvalidOption, table)
+	case schedule == table:
+		return nil, fmt.Errorf("%w: table %q: the schedule table must be another table: its entries would be read as the data's rows, and a family named %q would get the schedule's GC policy",
+			ttl.ErrInvalidOption, table, schedulePkgFamily)
+	}
+	var grace time.Duration
+	for _, name := range names {
+		g, ok := expiryGrace(ruleOf(managed[name]))
+		if !ok {
+			return nil, fmt.Errorf("%w: table %q: family %q (%v) has no cell that expires at an instant, so it writes no entry to a schedule: name a schedule for families of OneSecond, DefaultExpiration, their counters and graces, or a move with such a side",
+				ttl.ErrInvalidOption, table, name, managed[name])
+		}
+		grace = max(grace, g)
+	}
+	return ttl.Grace(ttl.OneSecond(), grace), nil
+}
+
+// schedulePkgFamily is the schedule's family, named in messages.
+const schedulePkgFamily = schedule.Family
+
+// expiryGrace returns the grace of a family whose cells expire at an
+// instant (a time rule, or a move with one side that has one), and false
+// for a family none of whose cells does.
+func expiryGrace(r rules.Strategy) (time.Duration, bool) {
+	switch r.Kind {
+	case rules.ByTime:
+		return r.Grace, true
+	case rules.Moving:
+		// The sides a sweep reports (sweep.New): a time rule, or cells
+		// that stop living at an instant (a move's Old: Until).
+		old, new, _ := r.Move.Sides()
+		for _, side := range []rules.Side{old, new} {
+			if side.Kind == rules.ByTime || !side.Until.IsZero() {
+				return max(r.Move.From.Grace, r.Move.To.Grace), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// CheckSchedule reads the families of schedule, the schedule table of
+// table's families, and reports whether its family (schedule.Family)
+// exists, holds plain cells and has exactly the GC policy
+// ScheduleStrategy's strategy needs. It changes nothing.
+//
+// The error is nil when it matches. Otherwise it wraps
+// ttl.ErrFamilyMismatch and says what was found and what is wanted: a
+// missing table or family, a policy that keeps entries shorter than the
+// families keep the expired cells they name (a sweep would miss them), or
+// longer (the entries stay stored, and billed, for nothing). Arguments
+// ScheduleStrategy refuses are refused before anything is read.
+func CheckSchedule(ctx context.Context, admin *bigtable.AdminClient, table, schedule string, families map[string]ttl.Strategy) (Status, error) {
+	if ctx == nil || admin == nil {
+		return Status{}, fmt.Errorf("%w: policy.CheckSchedule: nil context or admin client", ttl.ErrNilArgument)
+	}
+	s, err := ScheduleStrategy(table, schedule, families)
+	if err != nil {
+		return Status{}, err
+	}
+	statuses, _, exists, err := readFamilies(ctx, admin, schedule, []string{schedulePkgFamily}, map[string]ttl.Strategy{schedulePkgFamily: s})
+	if err != nil {
+		return Status{}, err
+	}
+	st := statuses[0]
+	switch {
+	case !exists:
+		return st, fmt.Errorf("%w: schedule table %q of table %q does not exist: %s", ttl.ErrFamilyMismatch, schedule, table, st)
+	case !st.Matches:
+		return st, fmt.Errorf("%w: schedule table %q of table %q: %s", ttl.ErrFamilyMismatch, schedule, table, st)
+	}
+	return st, nil
+}
+
+// EnsureSchedule makes schedule, the schedule table of table's families,
+// what CheckSchedule wants: it creates the table, with its family, if it
+// does not exist, creates the family if it is missing, and changes a
+// mismatched policy. entries is the schedule table opened with a data
+// client; other families of the schedule are left alone. Options are
+// Ensure's, and the plan is Ensure's too, for the schedule table and its
+// one family.
+//
+// A change that lengthens the policy (a longer grace) loses nothing. One
+// that shortens it (from no GC, a version limit or a longer age) deletes
+// the entries stamped before the new age that the old policy kept: the
+// entries of cells that expired more than the grace ago, which a sweep
+// that has fallen behind by more than that would still read. Ensure scans
+// the schedule for them first and refuses the change, with
+// ttl.ErrDataLoss and nothing changed, when it finds any, unless
+// opts.AllowDataLoss is set. A family holding aggregate cells cannot be
+// changed: it is refused with ttl.ErrFamilyMismatch.
+//
+// Arguments ScheduleStrategy refuses are refused before anything is read.
+func EnsureSchedule(ctx context.Context, admin *bigtable.AdminClient, table, schedule string, entries bigtable.TableAPI, families map[string]ttl.Strategy, opts Options) (*Plan, error) {
+	if ctx == nil || admin == nil || entries == nil || rules.IsNilPointer(entries) {
+		return nil, fmt.Errorf("%w: policy.EnsureSchedule: nil context, admin client or table", ttl.ErrNilArgument)
+	}
+	s, err := ScheduleStrategy(table, schedule, families)
+	if err != nil {
+		return nil, err
+	}
+	if err := opts.Scan.Check(); err != nil {
+		return nil, fmt.Errorf("policy.EnsureSchedule: %w", err)
+	}
+	if opts.Scan.Sample > 0 && !opts.DryRun {
+		return nil, fmt.Errorf("%w: policy.EnsureSchedule: a sample (scan.Options.Sample) gives estimates, which cannot decide a change; use it with DryRun",
+			ttl.ErrInvalidOption)
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	plan := &Plan{Table: schedule, Now: now(), DryRun: opts.DryRun}
+	managed := map[string]ttl.Strategy{schedulePkgFamily: s}
+	statuses, found, exists, err := readFamilies(ctx, admin, schedule, []string{schedulePkgFamily}, managed)
+	if err != nil {
+		return nil, err
+	}
+	plan.CreateTable = !exists
+	plan.actions(statuses, managed, found)
+	f := &plan.Families[0]
+	if f.Exists && f.Type != f.WantType {
+		f.Refused = true
+		return plan, fmt.Errorf("%w: schedule table %q of table %q: %s; nothing changed: name a new table as the schedule",
+			ttl.ErrFamilyMismatch, schedule, table, f.Status)
+	}
+	if f.Action == Change {
+		opts.Scan.Table = cmp.Or(opts.Scan.Table, schedule)
+		opts.Scan.Work = cmp.Or(opts.Scan.Work, "ensure")
+		lost := shortened(found[schedulePkgFamily], s.GCPolicy(), plan.Now)
+		if err := plan.countEntries(ctx, entries, lost, opts.Scan); err != nil || plan.Read.Sampled > 0 {
+			return plan, err
+		}
+	}
+	if err := plan.refuse(opts.AllowDataLoss); err != nil || opts.DryRun {
+		return plan, err
+	}
+	return plan, plan.apply(ctx, admin, managed, opts.IgnoreWarnings)
+}
+
+// shortened returns the timestamps of the entries that policy want lets
+// GC delete at now and policy found does not: none when want's age is no
+// shorter than found's.
+func shortened(found, want bigtable.GCPolicy, now time.Time) rules.Range {
+	age, _ := rules.GCAge(want)
+	r := rules.Range{Hi: rules.Time{Offset: age}.LiveFrom(now)}
+	if old, aged := rules.GCAge(found); aged {
+		r.Lo = rules.Time{Offset: old}.LiveFrom(now)
+	}
+	return r
+}
+
+// countEntries counts the entries in lost, one per row (each row of a
+// schedule is one entry), and sets the schedule family's loss. A scan
+// that stops is an error: its count is partial.
+func (p *Plan) countEntries(ctx context.Context, entries bigtable.TableAPI, lost rules.Range, o scan.Options) error {
+	if lost.Empty() {
+		return nil
+	}
+	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(schedulePkgFamily, "", ""), lost.Filter(),
+		bigtable.CellsPerRowLimitFilter(1), bigtable.StripValueFilter())
+	n := 0
+	read, err := scan.Table(ctx, entries, filter, o,
+		func() *int { return new(int) },
+		func(acc *int, _ bigtable.Row) { *acc++ },
+		func(acc *int) { n += *acc })
+	p.Read = read
+	n = int(float64(n)*read.Scale() + 0.5)
+	f := &p.Families[0]
+	if f.Rows = n; n > 0 {
+		span := "up to " + text.Time((lost.Hi - 1000).Time())
+		if lost.Lo > 0 {
+			span = text.Time(lost.Lo.Time()) + " to " + text.Time((lost.Hi - 1000).Time())
+		}
+		f.Losses = []Loss{{Rows: n, Reason: fmt.Sprintf("%s stamped %s (each at the end of the second its cells expired in), which %s deletes at once: a sweep behind by more than that would no longer find their rows",
+			text.Plural(n, "entry", "entries"), span, f.Want)}}
+	}
+	if err != nil {
+		return fmt.Errorf("policy: schedule table %q: the scan for entries the change would delete stopped after %d of %d shards; its count is partial and nothing was changed: %w",
+			p.Table, read.ShardsRead, read.Planned(), err)
+	}
+	return nil
+}

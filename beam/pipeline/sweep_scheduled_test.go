@@ -14,6 +14,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
 )
@@ -276,7 +277,7 @@ func TestSweepScheduledRefused(t *testing.T) {
 		want     string
 		is       error
 	}{
-		{"missing", "nope", `schedule table "nope": policy: table "nope": rpc error: code = NotFound`, nil},
+		{"missing", "nope", `schedule table "nope": policy: table not found: table "nope" does not exist`, policy.ErrTableNotFound},
 		{"not a schedule", "other", `schedule table "other" has no family "e"`, ttl.ErrFamilyMismatch},
 		{"the table swept", "events", `schedule table "events" is the table swept`, ttl.ErrInvalidOption},
 	} {

@@ -17,6 +17,7 @@ import (
 	"github.com/cellttl/ttl/policy"
 	ttlpubsub "github.com/cellttl/ttl/pubsub"
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -171,4 +172,115 @@ func lines(l []string) string {
 		out += "  " + s + "\n"
 	}
 	return out
+}
+
+// TestScheduledSweepToPubSub runs a scheduled sweep (writers given
+// ttl.WithSchedule, sweep.Options.Schedule) into Pub/Sub: the topic
+// disappears in the middle of the round, which stops with ErrNoTopic and
+// resumes once it is back. Every expired cell is published exactly once,
+// and the round, which deletes, leaves in the schedule only the entries
+// of the cells still live.
+func TestScheduledSweepToPubSub(t *testing.T) {
+	fams := map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), time.Hour)}
+	admin, data := newBigtable(t, "sessions", fams)
+	if err := admin.CreateTableFromConf(ctx, &bigtable.TableConf{TableID: "sessions_sched",
+		ColumnFamilies: map[string]bigtable.Family{schedule.Family: {GCPolicy: schedule.Policy(time.Hour)}}}); err != nil {
+		t.Fatal(err)
+	}
+	bt, err := bigtable.NewClient(ctx, "proj", "inst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bt.Close() })
+	sched := bt.Open("sessions_sched")
+	c := &clock{now: base}
+	tbl, err := ttl.NewTable(data, fams, ttl.WithClock(c.Now), ttl.WithSchedule(sched))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 40 {
+		row := fmt.Sprintf("user#%02d", i)
+		m := ttl.NewMutation()
+		for j, col := range []string{"token", "name"} {
+			life := time.Duration(2*i+j+1) * time.Second
+			m.Set("sess", col, []byte("v"), ttl.For(life))
+			want = append(want, fmt.Sprintf(`cell expired %s: table "sessions" row %q sess:%q`,
+				base.Add(life).Format(time.RFC3339Nano), row, col))
+		}
+		m.Set("sess", "keep", []byte("v"), ttl.For(time.Hour)) // not expired
+		if err := tbl.Apply(ctx, row, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Strings(want)
+
+	s, err := sweep.New(admin, data, "sessions", fams, sweep.Options{Now: c.Now, Since: base, Batch: 5, Delete: true,
+		Schedule: sched, ScheduleTable: "sessions_sched", Scan: scan.Options{Workers: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, client := newFake(t)
+	toPubSub, err := ttlpubsub.Deliver(createTopic(t, client, "expired", true), ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	deliver := func(ctx context.Context, events []sweep.Event) error {
+		if calls++; calls == 3 {
+			if err := client.TopicAdminClient.DeleteTopic(ctx, &pubsubpb.DeleteTopicRequest{Topic: topicName("expired")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return toPubSub(ctx, events)
+	}
+
+	c.Set(base.Add(2 * time.Minute))
+	r, err := s.Once(ctx, deliver)
+	if !errors.Is(err, ttlpubsub.ErrNoTopic) || r == nil || r.Complete() {
+		t.Fatalf("Once with the topic deleted: %v, report %v; want ErrNoTopic, not complete", err, r)
+	}
+	if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topicName("expired")}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = s.Once(ctx, deliver)
+	if err != nil {
+		t.Fatalf("Once after the topic is back: %v", err)
+	}
+	if !r.Complete() || !r.Resumed || r.Events != int64(len(want)) || r.Read.Shards != schedule.Salts {
+		t.Errorf("report: complete %v, resumed %v, %d events, %d shards; want complete, resumed, %d events, the %d salts:\n%v",
+			r.Complete(), r.Resumed, r.Events, r.Read.Shards, len(want), schedule.Salts, r)
+	}
+
+	var got []string
+	ids := map[string]bool{}
+	for _, m := range srv.Messages() {
+		e := decode(t, m.Data)
+		checkMessage(t, m.Data, m.Attributes, e)
+		got = append(got, e.String())
+		if ids[e.ID()] {
+			t.Errorf("%v: published twice", e)
+		}
+		ids[e.ID()] = true
+	}
+	sort.Strings(got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("published:\n%s\nwant:\n%s", lines(got), lines(want))
+	}
+
+	// The entries served are deleted; those of the live cells are left.
+	left := 0
+	err = sched.ReadRows(ctx, bigtable.InfiniteRange(""), func(row bigtable.Row) bool {
+		left++
+		if e, err := schedule.Parse(row.Key()); err != nil || !e.Slot.Equal(base.Add(time.Hour)) {
+			t.Errorf("entry %q left (%v); want only those of the cells live an hour", row.Key(), err)
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left != 40 {
+		t.Errorf("%d entries left; want the 40 of the live cells", left)
+	}
 }

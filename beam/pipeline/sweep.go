@@ -48,6 +48,14 @@ func init() {
 // worker that applies Round.Deletes to it: a failure before then deletes
 // nothing, and a run again of the same round reports the same events.
 //
+// With cfg.Schedule, the round reads the table's schedule instead of the
+// whole table (see SweepConfig.Schedule): while the pipeline is built it
+// checks that the schedule table has the family schedule.Family, and the
+// shards are the schedule's salts. The rows are judged by the same
+// Round.Events, so the events are those of a scanning round, less those
+// of cells no writer scheduled. With cfg.Delete, the entries served whose
+// second ends by Until are deleted once the rows' expired cells are.
+//
 // It returns a PCollection of one *SweepResult, the round's counts, which
 // is complete once the events are written and the cells deleted.
 //
@@ -63,20 +71,37 @@ func Sweep(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	shards, n, err := ReadShards(ctx, s, cfg.Table)
+	scheduled := cfg.Schedule != ""
+	var shards beam.PCollection
+	var n int
+	if scheduled {
+		shards, n, err = readSalts(ctx, s, cfg)
+	} else {
+		shards, n, err = ReadShards(ctx, s, cfg.Table)
+	}
 	if err != nil {
 		return beam.PCollection{}, err
 	}
 	s = s.Scope("Sweep")
-	events, expired, results := beam.ParDo3(s, fn, shards)
+	var events, expired, served, results beam.PCollection
+	if scheduled {
+		events, expired, served, results = beam.ParDo4(s, &sweepSaltFn{sweepShardFn: *fn, Schedule: cfg.Schedule}, shards)
+	} else {
+		events, expired, results = beam.ParDo3(s, fn, shards)
+	}
 	written := beam.ParDo(s.Scope("WriteEvents"), &writeEventsFn{Filename: cfg.Output}, beam.Impulse(s), beam.SideInput{Input: events})
 	if cfg.Delete {
 		d := s.Scope("Delete")
 		expired = beam.ParDo(d, afterWritten, expired, beam.SideInput{Input: written})
 		deleted := beam.ParDo(d, &deleteExpiredFn{shardReader: shardReader{Table: cfg.Table}, Round: fn.Round}, expired)
 		results = beam.Flatten(s, results, deleted)
+		if scheduled {
+			results = beam.Flatten(s, results, unschedule(d, cfg, served, written, deleted))
+		}
 	}
-	sum := beam.Combine(s, &sumSweepsFn{Result: fn.result(cfg.Output), Shards: n}, results)
+	result := fn.result(cfg.Output)
+	result.Schedule = cfg.Schedule
+	sum := beam.Combine(s, &sumSweepsFn{Result: result, Shards: n}, results)
 	return beam.ParDo(s, checkWritten, sum, beam.SideInput{Input: written}), nil
 }
 

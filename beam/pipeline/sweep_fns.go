@@ -133,7 +133,20 @@ func (fn *sweepShardFn) result(file string) SweepResult {
 func (fn *sweepShardFn) ProcessElement(ctx context.Context, shard scan.Shard, emit func(string), expired func(*expiredRow), done func(*SweepResult)) error {
 	var r SweepResult
 	var err error
-	r.Read, err = fn.read(ctx, shard, fn.filter, func(row bigtable.Row) error {
+	r.Read, err = fn.read(ctx, shard, fn.filter, fn.judge(ctx, &r, emit, expired))
+	if err != nil {
+		return err
+	}
+	done(&r)
+	return nil
+}
+
+// judge returns what a row read through the round's filter goes to, in a
+// shard or a salt: Round.Events, whose events it emits as JSON lines and
+// counts in r with the cells expired, and with Delete the row, when a cell
+// of it expired, to expired.
+func (fn *sweepShardFn) judge(ctx context.Context, r *SweepResult, emit func(string), expired func(*expiredRow)) func(bigtable.Row) error {
+	return func(row bigtable.Row) error {
 		events := fn.round.Events(row)
 		for _, e := range events {
 			line, err := json.Marshal(e)
@@ -156,12 +169,7 @@ func (fn *sweepShardFn) ProcessElement(ctx context.Context, shard scan.Shard, em
 			expired(newExpiredRow(row))
 		}
 		return nil
-	})
-	if err != nil {
-		return err
 	}
-	done(&r)
-	return nil
 }
 
 // writeEventsFn writes every event, given as a side input, to its file,

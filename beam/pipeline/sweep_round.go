@@ -56,6 +56,15 @@ type SweepConfig struct {
 	// sweep.Round.Deletes: the cells expired at Until, by ranges of
 	// timestamps no live cell occupies.
 	Delete bool
+	// Schedule, when not "", is the ID of the table's schedule (package
+	// schedule) in the same instance, which writers given ttl.WithSchedule
+	// fill: the round reads it instead of the whole table, as a sweep
+	// given sweep.Options.Schedule does. Its shards are then the
+	// schedule's salts: each worker reads a salt's entries for the
+	// round's window, then the rows they name, through the round's
+	// filter. With Delete, the entries it served whose second ends by
+	// Until are deleted too, after the rows' expired cells.
+	Schedule string
 	// Output is the file the events are written to, one JSON object a
 	// line (sweep.Event's MarshalJSON, as `cellttl sweep -format json`
 	// prints them): a local path, or a gs:// path on Dataflow. It is
@@ -89,9 +98,15 @@ type SweepResult struct {
 	// Deleted the rows in which it deleted expired cells.
 	Delete  bool  `json:"delete"`
 	Deleted int64 `json:"deleted"`
+	// Schedule is the schedule table a scheduled round read
+	// (SweepConfig.Schedule), and EntriesDeleted how many of its entries
+	// the round deleted, served, with Delete.
+	Schedule       string `json:"schedule,omitempty"`
+	EntriesDeleted int64  `json:"entries_deleted,omitempty"`
 	// Read is what was read, through the round's filter: its Shards is
-	// how many the table was split into, ShardsRead how many were read to
-	// the end.
+	// how many the table was split into (a scheduled round's: the
+	// schedule's salts), ShardsRead how many were read to the end. A
+	// scheduled round's counts include the entries it read.
 	Read scan.Stats `json:"read"`
 }
 
@@ -179,8 +194,9 @@ func decodeRow(b []byte) (*expiredRow, error) {
 
 // The counters of the sweep, counted as each row is read or deleted.
 var (
-	sweepEvents = beam.NewCounter("cellttl", "events")
-	rowsDeleted = beam.NewCounter("cellttl", "rows_deleted")
+	sweepEvents    = beam.NewCounter("cellttl", "events")
+	rowsDeleted    = beam.NewCounter("cellttl", "rows_deleted")
+	entriesDeleted = beam.NewCounter("cellttl", "entries_deleted")
 )
 
 // sumSweepsFn sums the shards' counts, and the deletions', into the
@@ -206,6 +222,7 @@ func (fn *sumSweepsFn) MergeAccumulators(a, b *SweepResult) *SweepResult {
 	a.Events += b.Events
 	a.Expired.Add(b.Expired)
 	a.Deleted += b.Deleted
+	a.EntriesDeleted += b.EntriesDeleted
 	a.Read.Add(b.Read)
 	a.Read.ShardsRead += b.Read.ShardsRead
 	return a

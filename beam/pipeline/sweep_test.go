@@ -166,14 +166,23 @@ func runSweep(t *testing.T, cfg pipeline.SweepConfig) (*pipeline.SweepResult, []
 }
 
 // sweepOnce runs the in-process sweep of the same round, with cfg's
-// options, on data: sweep.Sweeper.Once, on a clock at now from the
-// round's start. It returns its report and its events as JSON lines,
-// sorted.
+// options (its schedule table too), on data: sweep.Sweeper.Once, on a
+// clock at now from the round's start. It returns its report and its
+// events as JSON lines, sorted.
 func sweepOnce(t *testing.T, admin *bigtable.AdminClient, data *bigtable.Table, cfg pipeline.SweepConfig) (*sweep.Report, []string) {
 	t.Helper()
-	s, err := sweep.New(admin, data, cfg.Table.Table, sweepStrategies, sweep.Options{
+	opts := sweep.Options{
 		Now: func() time.Time { return now }, Since: cfg.From, Margin: cfg.Margin, Granularity: cfg.Granularity,
-		Values: cfg.Values, WriteTimes: cfg.WriteTimes, Delete: cfg.Delete, Batch: 7})
+		Values: cfg.Values, WriteTimes: cfg.WriteTimes, Delete: cfg.Delete, Batch: 7}
+	if cfg.Schedule != "" {
+		client, err := cfg.Table.Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		opts.Schedule, opts.ScheduleTable = client.Open(cfg.Schedule), cfg.Schedule
+	}
+	s, err := sweep.New(admin, data, cfg.Table.Table, sweepStrategies, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,14 @@
 // up to -until (or -now less -margin), found by a runner's workers
 // (Dataflow), or, without --runner, in this process (Prism), written to
 // -output one JSON object a line, and with -delete the expired cells
-// deleted once they are written. A job is one round: the caller keeps the
-// watermark, which the command prints as the next round's -from. See
-// ../../README.md.
+// deleted once they are written. With -schedule, the round reads the
+// table's schedule (package schedule) and only the rows it names. A job
+// is one round: the caller keeps the watermark, which the command prints
+// as the next round's -from. See ../../README.md.
 //
 //	cellttl-sweep -project P -instance I -table T -family NAME=SPEC... -from TIME
 //	    [-until TIME | -now TIME -margin DURATION] [-granularity cell|column|row]
-//	    [-delete] [-values] [-write-times] -output FILE [-report FILE]
+//	    [-delete] [-values] [-write-times] [-schedule TABLE] -output FILE [-report FILE]
 //	    [-app-profile PROFILE] [--runner=dataflow --region R --staging_location gs://...]
 package main
 
@@ -49,6 +50,8 @@ var (
 	writeTimes  = flag.Bool("write-times", false, "the table records write times (ttl.RecordWriteTime): skip and delete\n"+
 		"the companions with their cells")
 	report = flag.String("report", "", "write the round's counts, as JSON, to this `file` (default: -output followed by .report.json)")
+	sched  = flag.String("schedule", "", "read the round through the table's schedule, the `table` (same instance) writers\n"+
+		"given ttl.WithSchedule fill, instead of the whole table; with -delete, delete its entries served")
 )
 
 func init() {
@@ -118,7 +121,7 @@ func config() (pipeline.SweepConfig, error) {
 		return pipeline.SweepConfig{}, err
 	}
 	cfg := pipeline.SweepConfig{Table: table, Families: families.Specs, From: from.t, Until: until.t, Now: now, Margin: *margin,
-		Granularity: granularity, Values: *values, WriteTimes: *writeTimes, Delete: *del, Output: cmd.Output()}
+		Granularity: granularity, Values: *values, WriteTimes: *writeTimes, Delete: *del, Schedule: *sched, Output: cmd.Output()}
 	switch {
 	case *margin <= 0:
 		return cfg, fmt.Errorf("-margin %v: want a positive duration, covering the longest write and the clocks' skew", *margin)
@@ -155,9 +158,16 @@ func printResult(r *pipeline.SweepResult, reportFile string) {
 		text.Plural(int(r.Expired.Cells), "cell", "cells"), text.Bytes(r.Expired.Bytes))
 	if r.Delete {
 		fmt.Printf(", deleted in %s", text.Plural(int(r.Deleted), "row", "rows"))
+		if r.Schedule != "" {
+			fmt.Printf(" and %s of the schedule", text.Plural(int(r.EntriesDeleted), "entry", "entries"))
+		}
 	}
-	fmt.Printf("\n  read %s returned of %s seen, in %s; counts in %s\n", text.Plural(r.Read.CellsReturned, "cell", "cells"),
-		text.Plural(r.Read.CellsSeen, "cell", "cells"), text.Plural(r.Read.Reads, "request", "requests"), reportFile)
+	through := ""
+	if r.Schedule != "" {
+		through = fmt.Sprintf(" through schedule table %q (its entries included)", r.Schedule)
+	}
+	fmt.Printf("\n  read %s returned of %s seen, in %s%s; counts in %s\n", text.Plural(r.Read.CellsReturned, "cell", "cells"),
+		text.Plural(r.Read.CellsSeen, "cell", "cells"), text.Plural(r.Read.Reads, "request", "requests"), through, reportFile)
 	if r.Complete() {
 		fmt.Printf("next round: -from %s\n", r.Until.UTC().Format(time.RFC3339Nano))
 	}
@@ -199,7 +209,7 @@ func (f *timeFlag) Set(v string) error {
 
 const usage = `usage: cellttl-sweep -project P -instance I -table T -family NAME=SPEC... -from TIME
 	[-until TIME | -now TIME -margin DURATION] [-granularity cell|column|row]
-	[-delete] [-values] [-write-times] -output FILE [-report FILE]
+	[-delete] [-values] [-write-times] [-schedule TABLE] -output FILE [-report FILE]
 	[-app-profile PROFILE] [-bigtable-project P] [-connect-timeout DURATION]
 	[--runner=dataflow --region R --staging_location gs://BUCKET/PATH ...]
 cellttl-sweep -help lists every flag, Beam's too.

@@ -3,7 +3,13 @@ package main
 import (
 	"errors"
 	"flag"
+	"io"
+	"os"
+	"strings"
 	"testing"
+
+	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/scan"
 )
 
 // TestConfigNotYet checks that a round whose end, -now less -margin, is
@@ -32,4 +38,56 @@ func TestConfigNotYet(t *testing.T) {
 	if _, err := config(); err != nil {
 		t.Errorf("a round of half an hour: %v", err)
 	}
+}
+
+// TestConfigSchedule checks that -schedule makes the round a scheduled
+// one, of that schedule table, and that its result says so.
+func TestConfigSchedule(t *testing.T) {
+	for name, value := range map[string]string{"project": "p", "instance": "i", "table": "t", "output": "/tmp/x",
+		"from": "2030-04-30T09:00:00Z", "now": "2030-04-30T10:00:00Z", "schedule": "t_sched"} {
+		if err := flag.Set(name, value); err != nil {
+			t.Fatal(name, err)
+		}
+	}
+	if len(families.Specs) == 0 { // -family repeats: set once for the package's tests
+		if err := flag.Set("family", "sess=onesecond"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { flag.Set("schedule", "") })
+	cfg, err := config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Schedule != "t_sched" {
+		t.Errorf("-schedule t_sched: the round's schedule is %q", cfg.Schedule)
+	}
+
+	r := &pipeline.SweepResult{Table: "t", Granularity: "cell", Output: "/tmp/x", Events: 3, Delete: true, Deleted: 2,
+		Schedule: "t_sched", EntriesDeleted: 5, Read: scan.Stats{Reads: 70, Shards: 64, ShardsRead: 64}}
+	out := captureStdout(t, func() { printResult(r, "/tmp/x.report.json") })
+	for _, want := range []string{"deleted in 2 rows and 5 entries of the schedule", `in 70 requests through schedule table "t_sched"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the result printed:\n%s\nwant %q in it", out, want)
+		}
+	}
+}
+
+// captureStdout returns what f prints to os.Stdout.
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	defer func() { os.Stdout = stdout }()
+	f()
+	w.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,0 +1,230 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"cloud.google.com/go/bigtable"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/schedule"
+	"github.com/cellttl/ttl/sweep"
+)
+
+// A scheduled round (SweepConfig.Schedule) reads the schedule instead of
+// the whole table, as sweep's scheduled rounds do: its shards are the
+// schedule's salts. A worker reads a salt's entries of the round's window,
+// then the rows they name, in key order, a few hundred a request, through
+// the round's filter, and judges each row as a shard's worker does. With
+// Delete, it sends on the keys of the entries it served whose second ends
+// by Until; they are deleted once the events are written and the rows'
+// expired cells deleted, so that a failure before then leaves every entry
+// a run again of the same round needs.
+
+func init() {
+	register.DoFn6x1[context.Context, int, func(string), func(*expiredRow), func([]byte), func(*SweepResult), error](&sweepSaltFn{})
+	register.DoFn3x1[context.Context, []byte, func(*SweepResult), error](&deleteEntriesFn{})
+	register.Function3x2[[]byte, func(*int64) bool, func(**SweepResult) bool, []byte, error](afterDeleted)
+	register.Emitter1[[]byte]()
+	register.Iter1[*SweepResult]()
+}
+
+// rowsPerRead is the most rows a salt's worker reads in one request, as
+// sweep's scheduled rounds read them.
+const rowsPerRead = 200
+
+// entryFilter passes one cell of each entry, without its value: a round
+// needs only the entries' keys.
+var entryFilter = bigtable.ChainFilters(bigtable.CellsPerRowLimitFilter(1), bigtable.StripValueFilter())
+
+// readSalts checks the schedule table of cfg (an admin call, made while
+// the pipeline is built) and returns the schedule's salts, reshuffled as
+// ReadShards' shards are, and how many there are.
+func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection, int, error) {
+	if cfg.Schedule == cfg.Table.Table {
+		return beam.PCollection{}, 0, fmt.Errorf("pipeline: %w: schedule table %q is the table swept: a schedule is a table of its own",
+			ttl.ErrInvalidOption, cfg.Schedule)
+	}
+	sched := cfg.Table
+	sched.Table = cfg.Schedule
+	found, err := policies(ctx, sched)
+	if err != nil {
+		return beam.PCollection{}, 0, fmt.Errorf("pipeline: schedule table %q: %w", cfg.Schedule, err)
+	}
+	if _, ok := found[schedule.Family]; !ok {
+		return beam.PCollection{}, 0, fmt.Errorf("pipeline: %w: schedule table %q has no family %q: it is not a schedule (package schedule)",
+			ttl.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
+	}
+	salts := make([]int, schedule.Salts)
+	for i := range salts {
+		salts[i] = i
+	}
+	s = s.Scope("ReadSalts")
+	return beam.Reshuffle(s, beam.CreateList(s, salts)), len(salts), nil
+}
+
+// unschedule adds the deletion of the entries served, once the events
+// are written and the rows' expired cells deleted (their rows' deletion
+// results, deleted), and returns the counts of the entries it deleted.
+func unschedule(s beam.Scope, cfg SweepConfig, served, written, deleted beam.PCollection) beam.PCollection {
+	sched := cfg.Table
+	sched.Table = cfg.Schedule
+	served = beam.ParDo(s, afterDeleted, served, beam.SideInput{Input: written}, beam.SideInput{Input: deleted})
+	return beam.ParDo(s, &deleteEntriesFn{shardReader: shardReader{Table: sched}}, served)
+}
+
+// afterDeleted passes on the key of an entry served once the events are
+// written and the rows' expired cells deleted: it takes the deletions'
+// results as a side input, which the runner computes whole before it runs
+// this step, so that an entry is never deleted before the cells it names.
+// The key is not passed on when the events were not written.
+func afterDeleted(key []byte, written func(*int64) bool, _ func(**SweepResult) bool) ([]byte, error) {
+	if _, err := writtenCount(written); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// sweepSaltFn sweeps the salts of a scheduled round: it is a
+// sweepShardFn, whose round and per-row logic it uses, that reads a salt
+// of the schedule instead of a shard of the table. It emits what a
+// shard's worker does, and with Delete the keys of the entries it served.
+// A salt whose read fails fails its bundle, which the runner retries.
+type sweepSaltFn struct {
+	sweepShardFn        // the round, the data table's client, judge
+	Schedule     string `json:"schedule"`
+
+	sched *bigtable.Table
+	none  bool // no cell can have expired in the window
+}
+
+// Setup opens the worker's client, makes the round and opens the
+// schedule.
+func (fn *sweepSaltFn) Setup(ctx context.Context) error {
+	if err := fn.sweepShardFn.Setup(ctx); err != nil {
+		return err
+	}
+	fn.sched = fn.client.Open(fn.Schedule)
+	fn.none = fn.round.Filter() == nil
+	return nil
+}
+
+// ProcessElement sweeps one salt.
+func (fn *sweepSaltFn) ProcessElement(ctx context.Context, salt int, emit func(string), expired func(*expiredRow), served func([]byte), done func(*SweepResult)) error {
+	var r SweepResult
+	if !fn.none { // as Once, which reads nothing then
+		rows, keys, err := fn.entries(ctx, salt, &r.Read)
+		if err != nil {
+			return err
+		}
+		judge := fn.judge(ctx, &r, emit, expired)
+		for len(rows) > 0 {
+			chunk := rows[:min(rowsPerRead, len(rows))]
+			rows = rows[len(chunk):]
+			read, err := scan.ReadSet(ctx, fn.tbl, bigtable.RowList(chunk), fn.filter, nil, judge)
+			r.Read.Add(read)
+			if err != nil {
+				return fmt.Errorf("pipeline: salt %d: reading %d rows of table %q: %w", salt, len(chunk), fn.Table.Table, err)
+			}
+		}
+		if fn.Delete {
+			for _, k := range keys {
+				served([]byte(k))
+			}
+		}
+	}
+	r.Read.ShardsRead = 1
+	shardsRead.Inc(ctx, 1)
+	rowsReturned.Inc(ctx, int64(r.Read.RowsReturned))
+	cellsReturned.Inc(ctx, int64(r.Read.CellsReturned))
+	done(&r)
+	return nil
+}
+
+// entries reads salt's entries of the round's window, counting the read
+// in read, and returns the rows they name, in key order, and the keys of
+// the entries whose second ends by the round's Until: those a round that
+// deletes deletes once it served their rows. An entry whose second
+// straddles Until names cells the next round reports.
+func (fn *sweepSaltFn) entries(ctx context.Context, salt int, read *scan.Stats) (rows, served []string, err error) {
+	named := map[string]bool{}
+	var bad error
+	st, err := scan.ReadSet(ctx, fn.sched, schedule.Range(salt, fn.Round.From, fn.Round.Until), entryFilter, nil, func(row bigtable.Row) error {
+		e, err := schedule.Parse(row.Key())
+		if err != nil {
+			bad = fmt.Errorf("pipeline: schedule table %q holds a key that is no entry; delete it: %w", fn.Schedule, err)
+			return bad
+		}
+		if !named[e.Row] {
+			named[e.Row] = true
+			rows = append(rows, e.Row)
+		}
+		if !e.Slot.Add(schedule.Slot).After(fn.Round.Until) {
+			served = append(served, row.Key())
+		}
+		return nil
+	})
+	read.Add(st)
+	if err != nil {
+		if err != bad {
+			err = fmt.Errorf("pipeline: salt %d: reading the entries of schedule table %q: %w", salt, fn.Schedule, err)
+		}
+		return nil, nil, err
+	}
+	sort.Strings(rows)
+	return rows, served, nil
+}
+
+// deleteEntriesFn deletes the schedule's entries it is given (by
+// afterDeleted), in batches of sweep.DefaultBatch. Its table is the
+// schedule. A deletion that fails fails its bundle, which the runner
+// retries: deleting an entry again is harmless.
+type deleteEntriesFn struct {
+	shardReader // the schedule table, and the worker's client (Setup, Teardown)
+
+	keys []string
+}
+
+// ProcessElement deletes one entry, in a batch.
+func (fn *deleteEntriesFn) ProcessElement(ctx context.Context, key []byte, deleted func(*SweepResult)) error {
+	fn.keys = append(fn.keys, string(key))
+	if len(fn.keys) >= sweep.DefaultBatch {
+		return fn.flush(ctx, deleted)
+	}
+	return nil
+}
+
+// FinishBundle deletes the rest of the bundle's batch.
+func (fn *deleteEntriesFn) FinishBundle(ctx context.Context, deleted func(*SweepResult)) error {
+	return fn.flush(ctx, deleted)
+}
+
+// flush deletes the batch, and emits the number of entries it deleted.
+func (fn *deleteEntriesFn) flush(ctx context.Context, deleted func(*SweepResult)) error {
+	keys := fn.keys
+	fn.keys = nil
+	if len(keys) == 0 {
+		return nil
+	}
+	muts := make([]*bigtable.Mutation, len(keys))
+	for i := range muts {
+		muts[i] = bigtable.NewMutation()
+		muts[i].DeleteRow()
+	}
+	errs, err := fn.tbl.ApplyBulk(ctx, keys, muts)
+	if err != nil {
+		return fmt.Errorf("pipeline: deleting %d entries served from schedule table %q: %w", len(keys), fn.Table.Table, err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("pipeline: deleting entry %q from schedule table %q: %w", keys[i], fn.Table.Table, err)
+		}
+	}
+	entriesDeleted.Inc(ctx, int64(len(keys)))
+	deleted(&SweepResult{EntriesDeleted: int64(len(keys))})
+	return nil
+}

@@ -74,8 +74,9 @@ func Sweep(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection
 	scheduled := cfg.Schedule != ""
 	var shards beam.PCollection
 	var n int
+	var ownsEntries bool
 	if scheduled {
-		shards, n, err = readSalts(ctx, s, cfg)
+		shards, n, ownsEntries, err = readSalts(ctx, s, cfg)
 	} else {
 		shards, n, err = ReadShards(ctx, s, cfg.Table)
 	}
@@ -85,7 +86,7 @@ func Sweep(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection
 	s = s.Scope("Sweep")
 	var events, expired, served, results beam.PCollection
 	if scheduled {
-		events, expired, served, results = beam.ParDo4(s, &sweepSaltFn{sweepShardFn: *fn, Schedule: cfg.Schedule}, shards)
+		events, expired, served, results = beam.ParDo4(s, &sweepSaltFn{sweepShardFn: *fn, Schedule: cfg.Schedule, DeletesEntries: ownsEntries}, shards)
 	} else {
 		events, expired, results = beam.ParDo3(s, fn, shards)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
@@ -20,10 +21,12 @@ import (
 // schedule's salts. A worker reads a salt's entries of the round's window,
 // then the rows they name, in key order, a few hundred a request, through
 // the round's filter, and judges each row as a shard's worker does. With
-// Delete, it sends on the keys of the entries it served whose second ends
-// by Until; they are deleted once the events are written and the rows'
-// expired cells deleted, so that a failure before then leaves every entry
-// a run again of the same round needs.
+// Delete, when the round sweeps every family of the table that GC
+// collects by age, it sends on the keys of the entries it served whose
+// second lies within its window (as sweep's rounds do); they are deleted
+// once the events are written and the rows' expired cells deleted, so
+// that a failure before then leaves every entry a run again of the same
+// round needs. Other entries go by the schedule's GC.
 
 func init() {
 	register.DoFn6x1[context.Context, int, func(string), func(*expiredRow), func([]byte), func(*SweepResult), error](&sweepSaltFn{})
@@ -43,28 +46,42 @@ var entryFilter = bigtable.ChainFilters(bigtable.CellsPerRowLimitFilter(1), bigt
 
 // readSalts checks the schedule table of cfg (an admin call, made while
 // the pipeline is built) and returns the schedule's salts, reshuffled as
-// ReadShards' shards are, and how many there are.
-func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection, int, error) {
+// ReadShards' shards are, how many there are, and whether the round may
+// delete the entries it serves: as sweep's rounds, only when it sweeps
+// every family of the table that GC collects by age. An entry names a
+// row and a second, not a family: a sweep of some families that deleted
+// it would hide the others' cells from their scheduled sweeps.
+func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection, int, bool, error) {
 	if cfg.Schedule == cfg.Table.Table {
-		return beam.PCollection{}, 0, fmt.Errorf("pipeline: %w: schedule table %q is the table swept: a schedule is a table of its own",
+		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: %w: schedule table %q is the table swept: a schedule is a table of its own",
 			ttl.ErrInvalidOption, cfg.Schedule)
 	}
 	sched := cfg.Table
 	sched.Table = cfg.Schedule
 	found, err := policies(ctx, sched)
 	if err != nil {
-		return beam.PCollection{}, 0, fmt.Errorf("pipeline: schedule table %q: %w", cfg.Schedule, err)
+		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: schedule table %q: %w", cfg.Schedule, err)
 	}
 	if _, ok := found[schedule.Family]; !ok {
-		return beam.PCollection{}, 0, fmt.Errorf("pipeline: %w: schedule table %q has no family %q: it is not a schedule (package schedule)",
+		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: %w: schedule table %q has no family %q: it is not a schedule (package schedule)",
 			ttl.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
+	}
+	data, err := policies(ctx, cfg.Table)
+	if err != nil {
+		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: table %q: %w", cfg.Table.Table, err)
+	}
+	owns := true
+	for name, p := range data {
+		if _, aged := rules.GCAge(p); aged && cfg.Families[name] == "" {
+			owns = false
+		}
 	}
 	salts := make([]int, schedule.Salts)
 	for i := range salts {
 		salts[i] = i
 	}
 	s = s.Scope("ReadSalts")
-	return beam.Reshuffle(s, beam.CreateList(s, salts)), len(salts), nil
+	return beam.Reshuffle(s, beam.CreateList(s, salts)), len(salts), owns, nil
 }
 
 // unschedule adds the deletion of the entries served, once the events
@@ -97,6 +114,9 @@ func afterDeleted(key []byte, written func(*int64) bool, _ func(**SweepResult) b
 type sweepSaltFn struct {
 	sweepShardFn        // the round, the data table's client, judge
 	Schedule     string `json:"schedule"`
+	// DeletesEntries: with Delete, the round deletes the entries it
+	// served whose second lies within its window (see readSalts).
+	DeletesEntries bool `json:"deletes_entries"`
 
 	sched *bigtable.Table
 	none  bool // no cell can have expired in the window
@@ -147,9 +167,10 @@ func (fn *sweepSaltFn) ProcessElement(ctx context.Context, salt int, emit func(s
 
 // entries reads salt's entries of the round's window, counting the read
 // in read, and returns the rows they name, in key order, and the keys of
-// the entries whose second ends by the round's Until: those a round that
-// deletes deletes once it served their rows. An entry whose second
-// straddles Until names cells the next round reports.
+// the entries whose second lies within the round's window: those a round
+// that deletes entries deletes once it served their rows. An entry whose
+// second straddles Until names cells the next round reports, and one
+// whose second began before From cells a sweep further behind may need.
 func (fn *sweepSaltFn) entries(ctx context.Context, salt int, read *scan.Stats) (rows, served []string, err error) {
 	named := map[string]bool{}
 	var bad error
@@ -163,7 +184,7 @@ func (fn *sweepSaltFn) entries(ctx context.Context, salt int, read *scan.Stats) 
 			named[e.Row] = true
 			rows = append(rows, e.Row)
 		}
-		if !e.Slot.Add(schedule.Slot).After(fn.Round.Until) {
+		if fn.DeletesEntries && e.Slot.After(fn.Round.From) && !e.Slot.Add(schedule.Slot).After(fn.Round.Until) {
 			served = append(served, row.Key())
 		}
 		return nil

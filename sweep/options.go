@@ -114,8 +114,8 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 
 	// RoundTimeout, when positive, bounds each round: a round that has
-	// not finished within it fails with an error wrapping
-	// context.DeadlineExceeded that says so, keeping what it delivered,
+	// not finished within it fails with an error wrapping ErrRoundTimeout
+	// and context.DeadlineExceeded, keeping what it delivered,
 	// and the next round (Every's) resumes it. Zero means no bound: a
 	// round that cannot reach Bigtable waits on the client's retries, and
 	// finishes once Bigtable answers, saying nothing meanwhile.

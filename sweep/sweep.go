@@ -72,6 +72,10 @@ import (
 	"github.com/cellttl/ttl/scan"
 )
 
+// ErrRoundTimeout reports a round that did not finish within
+// Options.RoundTimeout; the error wraps context.DeadlineExceeded too.
+var ErrRoundTimeout = errors.New("sweep: the round did not finish within its timeout")
+
 // A Deliver takes a batch of events, in the order of their rows within a
 // shard, and returns nil once they are safely delivered: the sweep then
 // records them as delivered. An error stops the sweep, which delivers the
@@ -225,7 +229,7 @@ func (s *Sweeper) Once(ctx context.Context, deliver Deliver) (*Report, error) {
 	r := &run{s: s, deliver: deliver}
 	rep, err := r.do(rctx)
 	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
-		err = fmt.Errorf("sweep: the round did not finish within its timeout of %v (Options.RoundTimeout); the next resumes it: %w", s.o.RoundTimeout, err)
+		err = fmt.Errorf("%w of %v (Options.RoundTimeout); the next resumes it: %w", ErrRoundTimeout, s.o.RoundTimeout, err)
 	}
 	s.m.round(ctx, rep)
 	return rep, err

@@ -3,7 +3,6 @@ package sweep_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,6 +48,7 @@ func TestRoundTimeout(t *testing.T) {
 	var c collector
 	rep, err := s.Once(ctx, c.deliver)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, sweep.ErrRoundTimeout)
 	require.ErrorContains(t, err, "did not finish within its timeout of 50ms")
 	if rep != nil && rep.Complete() {
 		t.Errorf("a round that timed out reports itself complete: %v", rep)
@@ -70,7 +70,7 @@ func TestRoundTimeout(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	_, err = s.Once(cctx, c.deliver)
-	if err == nil || strings.Contains(err.Error(), "timeout") || !errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, sweep.ErrRoundTimeout) || !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled round: %v, want context.Canceled, not a timeout", err)
 	}
 }

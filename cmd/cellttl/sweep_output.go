@@ -84,10 +84,12 @@ func (o *sweepOutput) deliver(_ context.Context, events []sweep.Event) error {
 
 // round ends a round: it ends its progress, prints its report and error,
 // and keeps what the exit status needs. A round that the context ended
-// before it began (no report) leaves the last round's state.
+// before it began (no report) leaves the last round's state; one that
+// -round-timeout ended is a round that failed, and says so.
 func (o *sweepOutput) round(r *sweep.Report, err error) {
 	o.endProgress()
-	if r == nil && o.c.sweep.every > 0 && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if r == nil && o.c.sweep.every > 0 && !errors.Is(err, sweep.ErrRoundTimeout) &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return
 	}
 	o.rounds++

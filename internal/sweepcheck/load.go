@@ -29,8 +29,13 @@ type load struct {
 	// a write that failed may or may not have landed.
 	tolerate bool
 	failed   int
-	now      func() time.Time
-	sleep    func(ctx context.Context, d time.Duration) error
+	// timeout bounds each write and read back, as a service bounds its
+	// calls: a write that lands later than the sweep's margin after its
+	// timestamp was chosen may land behind the watermark, never to be
+	// reported. Zero: no bound.
+	timeout time.Duration
+	now     func() time.Time
+	sleep   func(ctx context.Context, d time.Duration) error
 }
 
 // run writes the sessions and returns each one's final expiry by row.
@@ -127,7 +132,7 @@ func (l *load) session(ctx context.Context, origin time.Time, row string, start 
 	}
 	m := ttl.NewMutation()
 	m.Set(l.family, "token", []byte(row), ttl.For(lives[0]))
-	if err := l.tbl.Apply(ctx, row, m); err != nil {
+	if err := l.call(ctx, func(ctx context.Context) error { return l.tbl.Apply(ctx, row, m) }); err != nil {
 		return time.Time{}, fmt.Errorf("writing %s: %w", row, err)
 	}
 	expiry, err := l.expiry(ctx, row)
@@ -139,7 +144,11 @@ func (l *load) session(ctx context.Context, origin time.Time, row string, start 
 			break
 		}
 		var touched bool
-		if touched, err = l.tbl.Touch(ctx, row, l.family, "token", ttl.For(life)); err == nil && !touched {
+		err = l.call(ctx, func(ctx context.Context) (err error) {
+			touched, err = l.tbl.Touch(ctx, row, l.family, "token", ttl.For(life))
+			return err
+		})
+		if err == nil && !touched {
 			err = fmt.Errorf("renewing %s: nothing live to renew, expiry %v", row, expiry)
 		}
 		if err == nil {
@@ -149,9 +158,23 @@ func (l *load) session(ctx context.Context, origin time.Time, row string, start 
 	return expiry, err
 }
 
+// call calls f with ctx, bounded by the load's timeout.
+func (l *load) call(ctx context.Context, f func(context.Context) error) error {
+	if l.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.timeout)
+		defer cancel()
+	}
+	return f(ctx)
+}
+
 // expiry reads back the expiry of a session's newest cell.
 func (l *load) expiry(ctx context.Context, row string) (time.Time, error) {
-	r, err := l.tbl.ReadRow(ctx, row)
+	var r bigtable.Row
+	err := l.call(ctx, func(ctx context.Context) (err error) {
+		r, err = l.tbl.ReadRow(ctx, row)
+		return err
+	})
 	if err != nil {
 		return time.Time{}, fmt.Errorf("reading %s back: %w", row, err)
 	}

@@ -97,6 +97,8 @@ func loadCmd(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) func() err
 	seed := fs.Uint64("seed", 1, "random seed")
 	ledger := fs.String("ledger", "ledger.json", "where to save each session's final expiry")
 	sched := fs.String("schedule", "", "the schedule `table` to write beside the data (ttl.WithSchedule)")
+	timeout := fs.Duration("write-timeout", 5*time.Second, "bound each write and read back by this `duration`, shorter than the\n"+
+		"sweep's margin (0: no bound)")
 	tolerate := fs.Bool("tolerate", false, "count failed writes instead of failing (an outage), and take each\n"+
 		"session's final expiry from what the table holds at the end")
 	return func() error {
@@ -119,7 +121,7 @@ func loadCmd(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) func() err
 			return err
 		}
 		l := &load{tbl: tbl, raw: raw, family: *family, sessions: *n, span: *span, life: [2]time.Duration{*minLife, *maxLife},
-			renew: *renew, seed: *seed, tolerate: *tolerate, now: time.Now, sleep: sleep}
+			renew: *renew, seed: *seed, tolerate: *tolerate, timeout: *timeout, now: time.Now, sleep: sleep}
 		sessions, err := l.run(ctx)
 		if err != nil {
 			return err

@@ -101,7 +101,7 @@ func TestLoadTolerates(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := &load{tbl: tbl, raw: raw, family: "sess", sessions: 30, span: time.Minute, life: [2]time.Duration{10 * time.Second, 40 * time.Second},
-		renew: 0.5, seed: 7, tolerate: true, now: now, sleep: func(context.Context, time.Duration) error { return nil }}
+		renew: 0.5, seed: 7, tolerate: true, timeout: time.Minute, now: now, sleep: func(context.Context, time.Duration) error { return nil }}
 	sessions, err := l.run(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,8 @@
 # at the end; with SCHEDULE=1 no stored cell may lack its entry. The
 # clients reconnect with gRPC's exponential backoff, up to about 17 s
 # after a 30 s outage: the outage's gap, in which the delay bound does not
-# apply, ends RECONNECT (20 s) after the restore.
+# apply, runs from the first expiry due during the outage (a margin and a
+# period before the cut) to RECONNECT (20 s) after the restore.
 #
 #   scripts/sweep-emulator.sh                 # ~4 minutes
 #   DELETE=1 SESSIONS=2000 scripts/sweep-emulator.sh
@@ -150,11 +151,14 @@ if [ "$OUTAGE" != 0 ]; then
 	sleep $((span_s / 3))
 	kill -USR1 "$proxy"
 	cut=$(now)
+	# An expiry is due a margin (10 s) and up to a period after it: those
+	# due during the outage are in its gap.
+	due=$(date -u -d "@$(($(date -u +%s) - 10 - ${PERIOD%s}))" +%Y-%m-%dT%H:%M:%SZ)
 	echo "cut the clients off the emulator at $cut for ${OUTAGE}s"
 	sleep "$OUTAGE"
 	kill -USR2 "$proxy"
 	restored=$(date -u +%s)
-	echo "$cut $(date -u -d "@$((restored + RECONNECT))" +%Y-%m-%dT%H:%M:%SZ)" >>"$dir/gaps"
+	echo "$due $(date -u -d "@$((restored + RECONNECT))" +%Y-%m-%dT%H:%M:%SZ)" >>"$dir/gaps"
 	echo "restored at $(now)"
 fi
 wait "$loader" || { cat "$dir/load.log"; exit 1; }

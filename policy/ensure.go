@@ -220,18 +220,10 @@ func Ensure(ctx context.Context, admin *bigtable.AdminClient, table string, data
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.Scan.Check(); err != nil {
-		return nil, fmt.Errorf("policy.Ensure: %w", err)
+	plan, err := newPlan("policy.Ensure", table, opts)
+	if err != nil {
+		return nil, err
 	}
-	if opts.Scan.Sample > 0 && !opts.DryRun {
-		return nil, fmt.Errorf("%w: policy.Ensure: a sample (scan.Options.Sample) gives estimates, which cannot decide a change; use it with DryRun",
-			ttl.ErrInvalidOption)
-	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	plan := &Plan{Table: table, Now: now(), DryRun: opts.DryRun}
 	statuses, found, exists, err := readFamilies(ctx, admin, table, names, managed)
 	if err != nil {
 		return nil, err
@@ -386,4 +378,21 @@ func Set(ctx context.Context, admin *bigtable.AdminClient, table, family string,
 		return fmt.Errorf("policy: table %q: setting family %q to %s: %w", table, family, Describe(p), err)
 	}
 	return nil
+}
+
+// newPlan checks the options of call and returns the empty plan of table,
+// at the clock's now.
+func newPlan(call, table string, opts Options) (*Plan, error) {
+	if err := opts.Scan.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", call, err)
+	}
+	if opts.Scan.Sample > 0 && !opts.DryRun {
+		return nil, fmt.Errorf("%w: %s: a sample (scan.Options.Sample) gives estimates, which cannot decide a change; use it with DryRun",
+			ttl.ErrInvalidOption, call)
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	return &Plan{Table: table, Now: now(), DryRun: opts.DryRun}, nil
 }

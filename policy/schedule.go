@@ -140,18 +140,10 @@ func EnsureSchedule(ctx context.Context, admin *bigtable.AdminClient, table, sch
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.Scan.Check(); err != nil {
-		return nil, fmt.Errorf("policy.EnsureSchedule: %w", err)
+	plan, err := newPlan("policy.EnsureSchedule", schedule, opts)
+	if err != nil {
+		return nil, err
 	}
-	if opts.Scan.Sample > 0 && !opts.DryRun {
-		return nil, fmt.Errorf("%w: policy.EnsureSchedule: a sample (scan.Options.Sample) gives estimates, which cannot decide a change; use it with DryRun",
-			ttl.ErrInvalidOption)
-	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	plan := &Plan{Table: schedule, Now: now(), DryRun: opts.DryRun}
 	managed := map[string]ttl.Strategy{schedulePkgFamily: s}
 	statuses, found, exists, err := readFamilies(ctx, admin, schedule, []string{schedulePkgFamily}, managed)
 	if err != nil {

@@ -98,14 +98,25 @@ var errInterrupted = errors.New("interrupted")
 // interruptible returns a context that an interrupt ends with the cause
 // errInterrupted, and a function that stops listening for it.
 func interruptible() (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
+	return onSignal(context.Background(), os.Interrupt, errInterrupted)
+}
+
+// errTerminated is the cause of a sweep's context ended by SIGTERM, the
+// stop of a service manager. (signal.NotifyContext gives a cause only
+// from Go 1.23 on, and this module supports older versions.)
+var errTerminated = errors.New("terminated signal received")
+
+// onSignal returns a context, below parent, that sig ends with cause, and
+// a function that stops listening for it.
+func onSignal(parent context.Context, sig os.Signal, cause error) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt)
+	signal.Notify(signals, sig)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-signals:
-			cancel(errInterrupted)
+			cancel(cause)
 		case <-done:
 		}
 	}()

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -167,7 +166,7 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	// execute ends the context on an interrupt; a service manager stops a
 	// sweep with SIGTERM.
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	ctx, stop := onSignal(ctx, syscall.SIGTERM, errTerminated)
 	defer stop()
 	admin, err := adminClient(ctx, c)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 
 	"cloud.google.com/go/bigtable"
 
-	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The test doubles the package's tests share: a clock that moves only when

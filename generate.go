@@ -1,4 +1,4 @@
 package ttl
 
 // The README's timeline figures are drawn from the library itself.
-//go:generate go run ./internal/timeline -out docs
+//go:generate go run ./cmd/timeline -out docs

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Small helpers the package's tests share: a Table on a fresh emulator

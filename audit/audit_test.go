@@ -12,7 +12,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/testkit"
 )
 
 var base = testkit.Base

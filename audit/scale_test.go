@@ -13,8 +13,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
-	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // TestScaleTableWide measures the client's peak heap over table-wide work
@@ -100,7 +100,7 @@ func isDataLoss(err error) bool { return errors.Is(err, ttl.ErrDataLoss) }
 // TestScaleEmulatorProcess), so that the heap measured is the client's
 // alone: an in-process emulator would hold every cell written and dwarf
 // what the client uses. (The root package's scale tests have the same
-// helpers; internal/testkit has none.)
+// helpers; testkit has none.)
 
 // TestScaleEmulatorProcess is not a test: it is the emulator's child
 // process (testkit.StartEmulatorChild), which serves until its standard

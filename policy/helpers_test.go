@@ -7,8 +7,8 @@ import (
 	"cloud.google.com/go/bigtable"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The emulator ignores intersection GC rules (it keeps the cells and logs

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // sums collects reader's counters of the scan's meter: each counter's

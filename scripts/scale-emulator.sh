@@ -26,7 +26,7 @@ bin=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$bin"' EXIT
 go build -o "$bin/cellttl" ./cmd/cellttl
-go build -o "$bin/loadtable" ./internal/loadtable
+go build -o "$bin/loadtable" ./cmd/loadtable
 export BIGTABLE_EMULATOR_HOST=127.0.0.1:8087
 cbt=(cbt -project p -instance i -creds /dev/null)
 on=(-project p -instance i -table t)

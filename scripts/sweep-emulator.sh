@@ -5,7 +5,7 @@
 # up to three times), `cellttl sweep -every 10s -granularity row` runs over
 # the family sess=grace:1h:onesecond, and is killed (SIGKILL) and restarted
 # twice. Then it judges the events against the sessions written
-# (internal/sweepcheck): every session reported, at its final expiry, none
+# (cmd/sweepcheck): every session reported, at its final expiry, none
 # early, none twice but by the run after a kill (the batch in flight), and
 # each within one period + margin + 5 s of its expiry. With DELETE=1 the
 # sweep deletes what it reported, and afterwards neither cbt read nor a
@@ -74,7 +74,7 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$dir/cellttl" ./cmd/cellttl
-go build -o "$dir/sweepcheck" ./internal/sweepcheck
+go build -o "$dir/sweepcheck" ./cmd/sweepcheck
 cbt=(cbt -project p -instance i -creds /dev/null)
 fam=sess=grace:1h:onesecond
 on=(-project p -instance i -table sessions -family "$fam")

@@ -11,9 +11,9 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/sweep"
+	"github.com/cellttl/ttl/testkit"
 )
 
 var (

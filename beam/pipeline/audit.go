@@ -13,9 +13,9 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
-	"github.com/cellttl/ttl/internal/spec"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/spec"
 )
 
 func init() {

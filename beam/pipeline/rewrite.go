@@ -13,11 +13,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/spec"
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
+	"github.com/cellttl/ttl/spec"
 )
 
 func init() {

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/spec"
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/spec"
 	"github.com/cellttl/ttl/sweep"
 )
 

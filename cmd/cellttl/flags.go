@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/spec"
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/spec"
 )
 
 // config is a parsed command line.

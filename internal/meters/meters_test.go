@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/cellttl/ttl/internal/meters"
-	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/testkit"
 )
 
 func TestCounters(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/cellttl/ttl/beam/cmd/internal/launch"
 	"github.com/cellttl/ttl/beam/pipeline"
-	"github.com/cellttl/ttl/internal/spec"
+	"github.com/cellttl/ttl/spec"
 )
 
 // The flags every command takes (-instance, -table, -output, -now ...)

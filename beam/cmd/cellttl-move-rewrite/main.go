@@ -20,8 +20,8 @@ import (
 
 	"github.com/cellttl/ttl/beam/cmd/internal/launch"
 	"github.com/cellttl/ttl/beam/pipeline"
-	"github.com/cellttl/ttl/internal/spec"
 	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/spec"
 )
 
 // The flags every command takes (-instance, -table, -output, -now ...)

@@ -30,8 +30,8 @@ import (
 
 	"github.com/cellttl/ttl/beam/cmd/internal/launch"
 	"github.com/cellttl/ttl/beam/pipeline"
-	"github.com/cellttl/ttl/internal/spec"
 	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/spec"
 	"github.com/cellttl/ttl/sweep"
 )
 

@@ -3,7 +3,7 @@
 // rows of cells with real timestamps spread over the last three days (a
 // third of them less than a day old), in family f, values of -value bytes.
 //
-//	go run ./internal/loadtable -table t -rows 200000 -cells 5
+//	go run ./cmd/loadtable -table t -rows 200000 -cells 5
 package main
 
 import (

@@ -1,9 +1,12 @@
-// Package spec parses the strategy specs that the cellttl commands take
-// on their command lines: onesecond, default:DURATION and seqnum:VERSIONS,
-// and the other halves of a move (ParseFrom, ParseOld).
-// The cellttl command and the Beam pipelines (a module of their own, in
-// beam/) both parse -family, -from and -old with it, so that a spec means
-// one thing everywhere.
+// Package spec parses the strategy specs that cellttl's commands and the Beam jobs take on their command lines.
+//
+// A spec is onesecond, default:DURATION, seqnum:VERSIONS or counter:…,
+// optionally behind grace:DURATION:, and a move's other halves are read by
+// ParseFrom and ParseOld. The cellttl command and the Beam pipelines (a
+// module of their own, in beam/) both parse -family, -from and -old with
+// it, so that a spec means one thing everywhere; it is a package of its
+// own, not internal, because the Beam module may import only what the
+// root module exports.
 package spec
 
 import (

@@ -3,7 +3,7 @@
 // in them comes from package ttl, so the pictures cannot drift from the
 // code. Run it through go generate at the repository root:
 //
-//	go run ./internal/timeline -out docs
+//	go run ./cmd/timeline -out docs
 //
 // The output is the same bytes on every run; a test compares it with the
 // committed files.

@@ -4,9 +4,9 @@
 // package under api/. A change to the surface is then a reviewed diff of
 // those files, never an accident.
 //
-//	go run ./internal/apicheck              # fails, listing the differences, if api/ is out of date
-//	go run ./internal/apicheck -write       # rewrites api/ from the code
-//	go run ./internal/apicheck -module beam # the same for the Beam module, in beam/api/
+//	go run ./cmd/apicheck              # fails, listing the differences, if api/ is out of date
+//	go run ./cmd/apicheck -write       # rewrites api/ from the code
+//	go run ./cmd/apicheck -module beam # the same for the Beam module, in beam/api/
 //
 // It reads the source with go/parser and prints declarations as written
 // (parameter names dropped), without type-checking, so that every Go
@@ -52,7 +52,7 @@ func apicheck(args []string, stdout, stderr io.Writer) int {
 	for _, d := range diffs {
 		fmt.Fprintln(stderr, d)
 	}
-	fmt.Fprintf(stderr, "apicheck: the public surface differs from %s; if the change is meant, run go run ./internal/apicheck -write%s and commit it\n",
+	fmt.Fprintf(stderr, "apicheck: the public surface differs from %s; if the change is meant, run go run ./cmd/apicheck -write%s and commit it\n",
 		filepath.Join(*module, "api"), moduleFlag(*module))
 	return 1
 }

@@ -1,7 +1,10 @@
-// Package testkit is what the module's tests share besides the emulator
-// (internal/emulator): a clock that moves only when told, the instant the
-// fake clocks start at, and the few helpers that write cells raw and read
-// them back as tests compare them.
+// Package testkit holds the helpers this module's own tests share; services test with package ttltest.
+//
+// It has a clock that moves only when told, the instant the fake clocks
+// start at, helpers that write cells raw and read them back as tests
+// compare them, stream faults, an emulator in a child process, heap
+// measurements and a meter provider that refuses every instrument. It
+// makes no promise of compatibility: it changes with the tests.
 package testkit
 
 import (

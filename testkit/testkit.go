@@ -22,7 +22,7 @@ import (
 // Base is the fake clocks' starting instant: far enough in the future that
 // the emulator's GC loop, which runs on the real clock, never reaches a
 // cell written in a test.
-var Base = time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+var Base time.Time = time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
 
 // A Clock is a clock that moves only when told to. It is safe for
 // simultaneous use.

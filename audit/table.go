@@ -80,7 +80,7 @@ func Table(ctx context.Context, admin *bigtable.AdminClient, table string, data 
 	// Each shard's audit starts from a copy made now: the workers must not
 	// read audit while the calling goroutine merges into it.
 	blank := audit.empty()
-	read, err := scan.Table(ctx, data, audit.Filter(), opts.Scan,
+	read, err := scan.ReadTable(ctx, data, audit.Filter(), opts.Scan,
 		func() *Report { return blank.empty() },
 		(*Report).AddRow,
 		func(part *Report) {

@@ -77,7 +77,7 @@ func (f *Family) purgeOld(ctx context.Context, now time.Time) (int64, error) {
 	}
 	var total int64
 	var failed error
-	_, err := scan.Table(ctx, f.data, bigtable.ChainFilters(filter...), f.opts.Scan,
+	_, err := scan.ReadTable(ctx, f.data, bigtable.ChainFilters(filter...), f.opts.Scan,
 		func() *purge { return &purge{ctx: ctx, data: f.data, family: f.family, dryRun: f.opts.DryRun} },
 		(*purge).row,
 		func(p *purge) {

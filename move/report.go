@@ -182,7 +182,7 @@ func (t *tally) add(o *tally) {
 func (f *Family) tally(ctx context.Context, now time.Time, misplaced bool) (tally, scan.Stats, error) {
 	var total tally
 	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(f.family, "", ""), bigtable.StripValueFilter())
-	read, err := scan.Table(ctx, f.data, filter, f.opts.Scan,
+	read, err := scan.ReadTable(ctx, f.data, filter, f.opts.Scan,
 		func() *tally { return new(tally) },
 		func(t *tally, r bigtable.Row) { f.count(r[f.family], r.Key(), now, misplaced, t) },
 		func(t *tally) { total.add(t) })

@@ -350,7 +350,7 @@ func (ls lossScans) run(ctx context.Context, data bigtable.TableAPI, o scan.Opti
 	if len(filters) > 1 {
 		filter = bigtable.InterleaveFilters(filters...)
 	}
-	read, err := scan.Table(ctx, data, filter, o,
+	read, err := scan.ReadTable(ctx, data, filter, o,
 		func() map[string]*lossTally { return map[string]*lossTally{} },
 		func(acc map[string]*lossTally, r bigtable.Row) {
 			for family, items := range r {

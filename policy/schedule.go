@@ -193,7 +193,7 @@ func (p *Plan) countEntries(ctx context.Context, entries bigtable.TableAPI, lost
 	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(schedulePkgFamily, "", ""), lost.Filter(),
 		bigtable.CellsPerRowLimitFilter(1), bigtable.StripValueFilter())
 	n := 0
-	read, err := scan.Table(ctx, entries, filter, o,
+	read, err := scan.ReadTable(ctx, entries, filter, o,
 		func() *int { return new(int) },
 		func(acc *int, _ bigtable.Row) { *acc++ },
 		func(acc *int) { n += *acc })

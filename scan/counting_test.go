@@ -43,7 +43,7 @@ func TestCountingSeenAtEveryInstant(t *testing.T) {
 		}
 	}}
 	shards := []scan.Shard{{End: "r05"}, {Start: "r05"}}
-	_, err := scan.Run(context.Background(), shards, o, func(ctx context.Context, s scan.Shard, c *scan.Counter) (scan.Stats, error) {
+	_, err := scan.Run(context.Background(), shards, o, func(ctx context.Context, s scan.Shard, c *scan.Tally) (scan.Stats, error) {
 		rows := 0
 		return scan.ReadShard(ctx, tbl, s, bigtable.StripValueFilter(), c, func(bigtable.Row) error {
 			switch rows++; {
@@ -82,7 +82,7 @@ func TestCountingRetriedStream(t *testing.T) {
 	e := emulator.StartForTest(t, faults.Interceptor())
 	tbl := testkit.EightShards(t, e)
 	var reports []scan.Progress
-	read, err := scan.Table(context.Background(), tbl, bigtable.PassAllFilter(),
+	read, err := scan.ReadTable(context.Background(), tbl, bigtable.PassAllFilter(),
 		scan.Options{Workers: 1, Progress: func(p scan.Progress) { reports = append(reports, p) }},
 		func() int { return 0 }, func(int, bigtable.Row) {}, func(int) {})
 	if err != nil {

@@ -10,16 +10,16 @@ import (
 // for every row returned, counts them in c (if not nil) as they come, and
 // returns what was read, by the counting rules (see Stats). It stops at
 // the first error each returns, and returns it.
-func ReadShard(ctx context.Context, data bigtable.TableAPI, s Shard, filter bigtable.Filter, c *Counter, each func(bigtable.Row) error) (Stats, error) {
+func ReadShard(ctx context.Context, data bigtable.TableAPI, s Shard, filter bigtable.Filter, c *Tally, each func(bigtable.Row) error) (Stats, error) {
 	return ReadSet(ctx, data, s.RowSet(), filter, c, each)
 }
 
 // ReadSet is ReadShard for any set of rows, such as a bigtable.RowList of
 // the rows an index names: it reads them in one request, counted as
 // ReadShard counts a shard's.
-func ReadSet(ctx context.Context, data bigtable.TableAPI, set bigtable.RowSet, filter bigtable.Filter, c *Counter, each func(bigtable.Row) error) (Stats, error) {
+func ReadSet(ctx context.Context, data bigtable.TableAPI, set bigtable.RowSet, filter bigtable.Filter, c *Tally, each func(bigtable.Row) error) (Stats, error) {
 	if c == nil {
-		c = new(Counter)
+		c = new(Tally)
 	}
 	var read Stats
 	c.request(&read)
@@ -92,7 +92,7 @@ func rowSize(r bigtable.Row) (cells, items int, size int64) {
 	return cells, items, size
 }
 
-// Table reads the whole of data through filter, shard by shard with Run
+// ReadTable reads the whole of data through filter, shard by shard with Run
 // (or a sample of ranges of every shard, with o.Sample, the stats then
 // carrying Estimates), and returns what was read.
 // Each shard's rows go to row with an accumulator of the shard's own from
@@ -101,7 +101,7 @@ func rowSize(r bigtable.Row) (cells, items int, size int64) {
 // read to the end, in the calling goroutine, so that merged counts are
 // exact for the shards read.
 // After an error the stats are not Complete.
-func Table[A any](ctx context.Context, data bigtable.TableAPI, filter bigtable.Filter, o Options,
+func ReadTable[A any](ctx context.Context, data bigtable.TableAPI, filter bigtable.Filter, o Options,
 	newAcc func() A, row func(A, bigtable.Row), merge func(A)) (Stats, error) {
 
 	var read Stats
@@ -124,7 +124,7 @@ func Table[A any](ctx context.Context, data bigtable.TableAPI, filter bigtable.F
 		read Stats
 	}
 	var counts []unitCounts
-	_, err = Run(ctx, shards, o, func(ctx context.Context, s Shard, c *Counter) (shardResult, error) {
+	_, err = Run(ctx, shards, o, func(ctx context.Context, s Shard, c *Tally) (shardResult, error) {
 		acc := newAcc()
 		r, err := ReadShard(ctx, data, s, filter, c, func(r bigtable.Row) error {
 			row(acc, r)

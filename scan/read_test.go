@@ -115,10 +115,10 @@ func TestReadShardStops(t *testing.T) {
 	}
 }
 
-// TestTable checks a whole-table read shard by shard: each shard's rows
+// TestReadTable checks a whole-table read shard by shard: each shard's rows
 // go to an accumulator of its own, each shard read is merged once, the
 // counts add up, and the progress counts what was returned.
-func TestTable(t *testing.T) {
+func TestReadTable(t *testing.T) {
 	ctx := context.Background()
 	raw := loaded(t, 20)
 	tbl := testkit.Tablets{TableAPI: raw, Keys: []string{"r05", "r10", "r15"}}
@@ -126,7 +126,7 @@ func TestTable(t *testing.T) {
 	var made atomic.Int32 // newAcc runs in the workers
 	var merged [][]string
 	var last scan.Progress
-	read, err := scan.Table(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Workers: 2, Progress: func(p scan.Progress) { last = p }},
+	read, err := scan.ReadTable(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Workers: 2, Progress: func(p scan.Progress) { last = p }},
 		func() *acc { made.Add(1); return new(acc) },
 		func(a *acc, r bigtable.Row) { a.rows = append(a.rows, r.Key()) },
 		func(a *acc) { merged = append(merged, a.rows) })
@@ -163,7 +163,7 @@ func TestTable(t *testing.T) {
 	// A sample of a quarter reads two of the eight ranges of each
 	// shard, and says so, with estimates whose intervals hold what the
 	// sample read.
-	read, err = scan.Table(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25},
+	read, err = scan.ReadTable(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25},
 		func() int { return 0 }, func(int, bigtable.Row) {}, func(int) {})
 	if err != nil {
 		t.Fatal(err)
@@ -171,12 +171,12 @@ func TestTable(t *testing.T) {
 	e := read.Estimates
 	// A seed picks the same ranges every time.
 	for range 3 {
-		again, err := scan.Table(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25, Seed: 7},
+		again, err := scan.ReadTable(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25, Seed: 7},
 			func() int { return 0 }, func(int, bigtable.Row) {}, func(int) {})
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, err := scan.Table(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25, Seed: 7},
+		first, err := scan.ReadTable(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.25, Seed: 7},
 			func() int { return 0 }, func(int, bigtable.Row) {}, func(int) {})
 		if err != nil || *first.Estimates != *again.Estimates || first.RowsSeen != again.RowsSeen {
 			t.Errorf("seed 7 read %+v then %+v (%v)", first, again, err)
@@ -197,7 +197,7 @@ func TestTableStops(t *testing.T) {
 	raw := loaded(t, 20)
 	tbl := brokenShard{testkit.Tablets{TableAPI: raw, Keys: []string{"r05", "r10", "r15"}}}
 	merged := 0
-	read, err := scan.Table(context.Background(), tbl, bigtable.PassAllFilter(), scan.Options{Workers: 1},
+	read, err := scan.ReadTable(context.Background(), tbl, bigtable.PassAllFilter(), scan.Options{Workers: 1},
 		func() int { return 0 }, func(int, bigtable.Row) {}, func(int) { merged++ })
 	if !errors.Is(err, errBroken) || !strings.Contains(err.Error(), `["r15", end)`) {
 		t.Fatalf("err = %v, want the broken shard's", err)
@@ -207,7 +207,7 @@ func TestTableStops(t *testing.T) {
 	}
 
 	// A table that cannot be split is not read.
-	if _, err := scan.Table(context.Background(), unsampled{raw}, bigtable.PassAllFilter(), scan.Options{},
+	if _, err := scan.ReadTable(context.Background(), unsampled{raw}, bigtable.PassAllFilter(), scan.Options{},
 		func() int { return 0 }, func(int, bigtable.Row) {}, func(int) { t.Error("merged") }); !errors.Is(err, errBroken) {
 		t.Errorf("err = %v, want SampleRowKeys'", err)
 	}

@@ -54,7 +54,7 @@ func TestSampleEmulator(t *testing.T) {
 	}
 	cells := int64(5 * rows)
 	for run := range 5 {
-		read, err := scan.Table(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.05},
+		read, err := scan.ReadTable(ctx, tbl, bigtable.StripValueFilter(), scan.Options{Sample: 0.05},
 			func() int { return 0 }, func(int, bigtable.Row) {}, func(int) {})
 		if err != nil {
 			t.Fatal(err)

@@ -150,7 +150,7 @@ func runStatsSchedule(ctx context.Context, c *config, strategies map[string]ttl.
 func (st *scheduleStats) count(ctx context.Context, entries bigtable.TableAPI, o scan.Options, all bool) error {
 	var sum dueTally
 	filter := bigtable.ChainFilters(bigtable.FamilyFilter(schedule.Family), bigtable.CellsPerRowLimitFilter(1), bigtable.StripValueFilter())
-	read, err := scan.Table(ctx, entries, filter, o,
+	read, err := scan.ReadTable(ctx, entries, filter, o,
 		func() *dueTally { return new(dueTally) },
 		func(t *dueTally, r bigtable.Row) { t.add(r.Key(), st.Now) },
 		func(t *dueTally) { sum.merge(t) })

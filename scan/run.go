@@ -67,7 +67,7 @@ type runner struct {
 	now      func() time.Time
 	start    time.Time
 	counters []Tally // one per shard, added to by the workers
-	finished int       // shards merged
+	finished int     // shards merged
 }
 
 // report sums the counters into the progress, and reports it.

@@ -19,7 +19,7 @@ import (
 const meterName = "github.com/cellttl/ttl/move"
 
 // A recorder records the cells one step rewrites. A nil *recorder records
-// nothing: a dry run, or no Options.MeterProvider.
+// nothing: a dry run, or no Options.Scan.MeterProvider.
 type recorder struct {
 	rewritten, skipped, conflicts metric.Int64Counter
 	step                          metric.MeasurementOption // table, family, step
@@ -41,7 +41,7 @@ func newRecorders(mp metric.MeterProvider, table, family string) (start, rewrite
 		meters.Counter{Name: "cellttl.move.conflicts", Unit: "{cell}",
 			Description: "Old cells whose conditional rewrite the server refused: changed by a writer meanwhile, or below a newer cell they would outrank."})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: move.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
+		return nil, nil, fmt.Errorf("%w: move.Options.Scan.MeterProvider: %w", ttl.ErrInvalidOption, err)
 	}
 	of := func(step string) *recorder {
 		base := []attribute.KeyValue{attribute.String("cellttl.table", table), attribute.String("cellttl.family", family), attribute.String("cellttl.step", step)}

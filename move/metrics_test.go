@@ -66,7 +66,7 @@ func TestMetricsRewrite(t *testing.T) {
 	x.put("b", "d", "expired", testkit.MS(start.Add(-2*time.Hour)))
 	reader := sdkmetric.NewManualReader()
 	opts := x.opts(time.Minute)
-	opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	opts.Scan.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 
 	dry := opts
 	dry.DryRun = true
@@ -96,7 +96,7 @@ func TestMetricsStart(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	opts := x.opts(-time.Hour)
 	opts.Checkpoint = scan.MemoryCheckpoint()
-	opts.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	opts.Scan.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	_, err := x.family(x.raw, m, opts).Start(ctx)
 	require.NoError(t, err)
 	moved, _ := moveSums(t, reader)
@@ -105,7 +105,7 @@ func TestMetricsStart(t *testing.T) {
 
 func TestNewRefusesAMeterProviderThatRefuses(t *testing.T) {
 	x := newMoveTable(t, nil)
-	_, err := move.New(x.e.Admin, x.raw, "t", "f", oneHour, move.Options{MeterProvider: testkit.RefusingMeters{Err: errBoom}})
+	_, err := move.New(x.e.Admin, x.raw, "t", "f", oneHour, move.Options{Scan: scan.Options{MeterProvider: testkit.RefusingMeters{Err: errBoom}}})
 	require.ErrorIs(t, err, ttl.ErrInvalidOption)
 	assert.ErrorIs(t, err, errBoom)
 }

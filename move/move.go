@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
@@ -30,8 +29,15 @@ import (
 // Options configures the steps. The zero value reads time.Now, makes the
 // changes, and refuses to finish while old cells are live.
 type Options struct {
-	// Now is the clock; it is read once per step. nil means time.Now.
-	Now func() time.Time
+	// Scan is how the tool reads the table, and its clock and meters:
+	// workers and progress; Scan.Now, the clock, read once per step (nil
+	// means time.Now); Scan.MeterProvider, if not nil, records the cells
+	// Start and Rewrite rewrite, skip and lose to a writer
+	// (docs/metrics.md; a dry run records none) beside the scans' own
+	// metrics, with the table and the work "move" unless Scan.Table and
+	// Scan.Work say otherwise. A move needs exact counts: a sample is
+	// refused.
+	Scan scan.Options
 
 	// DryRun makes Start, Rewrite and Finish report what they would do
 	// and change nothing.
@@ -45,23 +51,12 @@ type Options struct {
 	// change, as a replicated table needs to relax its policy.
 	IgnoreWarnings bool
 
-	// Scan configures the scans: workers, progress. A move needs exact
-	// counts: a sample is refused.
-	Scan scan.Options
-
 	// AppProfile names the app profile the data client was opened with
 	// (bigtable.ClientConfig.AppProfile), for the error that wraps
 	// ttl.ErrTransactionNotAllowed when a profile with multi-cluster
 	// routing refuses the rewrite's conditional writes. It changes nothing
 	// else.
 	AppProfile string
-
-	// MeterProvider, if not nil, records the cells Start and Rewrite
-	// rewrite, skip and lose to a writer (docs/metrics.md; a dry run
-	// records none), and is passed on to the scans unless
-	// Scan.MeterProvider is set, with the table and the work "move"
-	// unless Scan.Table and Scan.Work say otherwise.
-	MeterProvider metric.MeterProvider
 
 	// Checkpoint records the progress of the changes Start and Rewrite
 	// make, so that an interrupted run given the same checkpoint resumes
@@ -97,7 +92,7 @@ type Family struct {
 	rule          rules.Move
 	opts          Options
 
-	startRec, rewriteRec *recorder // Options.MeterProvider's; nil without one
+	startRec, rewriteRec *recorder // Options.Scan.MeterProvider's; nil without one
 }
 
 // New returns the steps of moving family of table by m: admin reads and
@@ -106,7 +101,7 @@ type Family struct {
 // nothing: a nil admin client or table is refused with
 // ttl.ErrNilArgument, a bad family name or an invalid move with
 // ttl.ErrInvalidStrategy, bad options (a sample among them, a
-// MeterProvider that refuses the move's instruments) with
+// Scan.MeterProvider that refuses the move's instruments) with
 // ttl.ErrInvalidOption.
 func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table, family string, m ttl.Move, opts Options) (*Family, error) {
 	if admin == nil || data == nil || rules.IsNilPointer(data) {
@@ -128,13 +123,10 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table, family stri
 	if err := checkSchedule(table, family, m, *r.Move, opts); err != nil {
 		return nil, fmt.Errorf("move.New: %w", err)
 	}
-	if opts.Scan.MeterProvider == nil {
-		opts.Scan.MeterProvider = opts.MeterProvider
-	}
 	opts.Scan.Table = cmp.Or(opts.Scan.Table, table)
 	opts.Scan.Work = cmp.Or(opts.Scan.Work, "move")
 	f := &Family{admin: admin, data: data, table: table, family: family, m: m, rule: *r.Move, opts: opts}
-	if f.startRec, f.rewriteRec, err = newRecorders(opts.MeterProvider, table, family); err != nil {
+	if f.startRec, f.rewriteRec, err = newRecorders(opts.Scan.MeterProvider, table, family); err != nil {
 		return nil, fmt.Errorf("move.New: %w", err)
 	}
 	return f, nil

@@ -67,7 +67,7 @@ func (x *moveTable) stamps(row, column string) []bigtable.Timestamp {
 
 func (x *moveTable) opts(at time.Duration) move.Options {
 	x.clock.Set(start.Add(at))
-	return move.Options{Now: x.clock.Now}
+	return move.Options{Scan: scan.Options{Now: x.clock.Now}}
 }
 
 // policy returns the GC policy of "f" as the client prints it.
@@ -110,7 +110,7 @@ func TestMoveToolsRealToOneSecond(t *testing.T) {
 	assert.ErrorIs(t, err, ttl.ErrFamilyMismatch)
 	assert.Contains(t, statuses[0].String(), "found never, want maxage=1h (or maxage=1s once the move is finished)")
 
-	_, err = x.family(x.raw, m, move.Options{Now: x.clock.Now, DryRun: true}).Start(ctx)
+	_, err = x.family(x.raw, m, move.Options{DryRun: true, Scan: scan.Options{Now: x.clock.Now}}).Start(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "", x.policy(), "a dry run changes nothing")
 	r, err = x.family(x.raw, m, x.opts(-time.Hour)).Start(ctx)
@@ -322,7 +322,7 @@ func TestPlanMoveThatNeverEnds(t *testing.T) {
 		require.Len(t, r.Blockers, 1, "%v", tt.m)
 		assert.Contains(t, r.Blockers[0], "the move never ends by itself", "%v", tt.m)
 		assert.NotContains(t, r.Blockers[0], "rewrite them", "%v", tt.m)
-		_, err = x.family(x.raw, tt.m, move.Options{Now: x.clock.Now}).Rewrite(ctx)
+		_, err = x.family(x.raw, tt.m, move.Options{Scan: scan.Options{Now: x.clock.Now}}).Rewrite(ctx)
 		assert.ErrorIs(t, err, ttl.ErrInvalidOption, "%v cannot be rewritten", tt.m)
 	}
 }

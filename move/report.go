@@ -24,7 +24,7 @@ type Report struct {
 	Family string `json:"family"`
 	// Move is the move, as its String method prints it.
 	Move string `json:"move"`
-	// Now is the instant the step judged cells at (Options.Now, read
+	// Now is the instant the step judged cells at (Options.Scan.Now, read
 	// once).
 	Now time.Time `json:"now"`
 	// DryRun reports that the step changed nothing: Options.DryRun was
@@ -114,8 +114,8 @@ func (f *Family) report(ctx context.Context, name string) (*Report, error) {
 		return nil, fmt.Errorf("%w: move.Family.%s: nil context", ttl.ErrNilArgument, name)
 	}
 	now := time.Now
-	if f.opts.Now != nil {
-		now = f.opts.Now
+	if f.opts.Scan.Now != nil {
+		now = f.opts.Scan.Now
 	}
 	r := &Report{Table: f.table, Family: f.family, Move: f.m.String(), Now: now(), DryRun: f.opts.DryRun,
 		Window: policy.Describe(f.m.GCPolicy()), Final: policy.Describe(f.m.To.GCPolicy())}

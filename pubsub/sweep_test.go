@@ -94,7 +94,7 @@ func TestSweepToPubSub(t *testing.T) {
 
 	// One shard at a time, so that the failed delivery is the round's
 	// only error, which Once returns.
-	s, err := sweep.New(admin, data, "sessions", fams, sweep.Options{Now: c.Now, Since: base, Batch: 5, Scan: scan.Options{Workers: 1}})
+	s, err := sweep.New(admin, data, "sessions", fams, sweep.Options{Since: base, Batch: 5, Scan: scan.Options{Now: c.Now, Workers: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +215,8 @@ func TestScheduledSweepToPubSub(t *testing.T) {
 	}
 	sort.Strings(want)
 
-	s, err := sweep.New(admin, data, "sessions", fams, sweep.Options{Now: c.Now, Since: base, Batch: 5, Delete: true,
-		Schedule: sched, ScheduleTable: "sessions_sched", Scan: scan.Options{Workers: 1}})
+	s, err := sweep.New(admin, data, "sessions", fams, sweep.Options{Since: base, Batch: 5, Delete: true,
+		Schedule: sched, ScheduleTable: "sessions_sched", Scan: scan.Options{Now: c.Now, Workers: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

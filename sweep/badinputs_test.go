@@ -46,8 +46,8 @@ func TestSweepBadInputs(t *testing.T) {
 		{"a sample", f.raw, one, sweep.Options{Scan: scan.Options{Sample: 0.5}}, ttl.ErrInvalidOption, "not a sample"},
 		{"bad workers", f.raw, one, sweep.Options{Scan: scan.Options{Workers: -1}}, ttl.ErrInvalidOption, "-1"},
 	} {
-		if tt.opts.Now == nil {
-			tt.opts.Now = f.clock.Now
+		if tt.opts.Scan.Now == nil {
+			tt.opts.Scan.Now = f.clock.Now
 		}
 		s, err := sweep.New(f.e.Admin, tt.data, "t", tt.fams, tt.opts)
 		assert.ErrorIs(t, err, tt.want, tt.name)
@@ -69,23 +69,23 @@ func TestSweepBadInputs(t *testing.T) {
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
 
 	// A family the table does not have, seen through the admin client.
-	missing, err := sweep.New(f.e.Admin, f.raw, "t", map[string]ttl.Strategy{"gone": ttl.OneSecond()}, sweep.Options{Now: f.clock.Now})
+	missing, err := sweep.New(f.e.Admin, f.raw, "t", map[string]ttl.Strategy{"gone": ttl.OneSecond()}, sweep.Options{Scan: scan.Options{Now: f.clock.Now}})
 	require.NoError(t, err)
 	_, err = missing.Once(ctx, c.deliver)
 	assert.ErrorIs(t, err, ttl.ErrFamilyMismatch)
 	assert.ErrorContains(t, err, `table "t" has no family "gone"`)
-	noTable, err := sweep.New(f.e.Admin, f.e.Client.Open("nope"), "nope", one, sweep.Options{Now: f.clock.Now})
+	noTable, err := sweep.New(f.e.Admin, f.e.Client.Open("nope"), "nope", one, sweep.Options{Scan: scan.Options{Now: f.clock.Now}})
 	require.NoError(t, err)
 	_, err = noTable.Once(ctx, c.deliver)
 	assert.ErrorContains(t, err, `table "nope" does not exist`)
 
 	// Another sweep's checkpoint.
 	path := filepath.Join(t.TempDir(), "cp.json")
-	rows, err := sweep.New(nil, f.raw, "t", f.fams, sweep.Options{Now: f.clock.Now, Granularity: sweep.Row, Checkpoint: scan.FileCheckpoint(path)})
+	rows, err := sweep.New(nil, f.raw, "t", f.fams, sweep.Options{Granularity: sweep.Row, Checkpoint: scan.FileCheckpoint(path), Scan: scan.Options{Now: f.clock.Now}})
 	require.NoError(t, err)
 	_, err = rows.Once(ctx, c.deliver)
 	require.NoError(t, err)
-	cells, err := sweep.New(nil, f.raw, "t", f.fams, sweep.Options{Now: f.clock.Now, Checkpoint: scan.FileCheckpoint(path)})
+	cells, err := sweep.New(nil, f.raw, "t", f.fams, sweep.Options{Checkpoint: scan.FileCheckpoint(path), Scan: scan.Options{Now: f.clock.Now}})
 	require.NoError(t, err)
 	_, err = cells.Once(ctx, c.deliver)
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
@@ -94,7 +94,7 @@ func TestSweepBadInputs(t *testing.T) {
 
 	// A clock that went back past Since.
 	clock := base
-	back, err := sweep.New(nil, f.raw, "t", one, sweep.Options{Now: func() time.Time { return clock }, Since: base})
+	back, err := sweep.New(nil, f.raw, "t", one, sweep.Options{Since: base, Scan: scan.Options{Now: func() time.Time { return clock }}})
 	require.NoError(t, err)
 	clock = base.Add(-time.Hour)
 	_, err = back.Once(ctx, c.deliver)

@@ -180,8 +180,9 @@ func BenchmarkSweepTransfer(b *testing.B) {
 							}
 							returned, seen = a.Read.CellsReturned, a.Read.CellsSeen
 						case "sweep":
-							s, err := sweep.New(e.Admin, tbl, "t", sweepFamilies,
-								sweep.Options{Now: clock, Since: sweepFrom, Values: true, Scan: progress})
+							opts := sweep.Options{Since: sweepFrom, Values: true, Scan: progress}
+							opts.Scan.Now = clock
+							s, err := sweep.New(e.Admin, tbl, "t", sweepFamilies, opts)
 							if err != nil {
 								b.Fatal(err)
 							}
@@ -253,7 +254,7 @@ func BenchmarkSweepDelay(b *testing.B) {
 func sweepDelays(b *testing.B, tbl bigtable.TableAPI) []time.Duration {
 	b.Helper()
 	clock := testkit.NewClock(testkit.Base)
-	s, err := sweep.New(nil, tbl, "t", sweepFamilies, sweep.Options{Now: clock.Now, Since: testkit.Base})
+	s, err := sweep.New(nil, tbl, "t", sweepFamilies, sweep.Options{Since: testkit.Base, Scan: scan.Options{Now: clock.Now}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -328,7 +329,7 @@ func BenchmarkSweepScale(b *testing.B) {
 						// Op i sweeps the window of round i%scaleRounds afresh.
 						from := sweepFrom.Add(time.Duration(i%scaleRounds) * sweepPeriod)
 						now := from.Add(sweepPeriod + sweep.DefaultMargin)
-						opts.Now, opts.Since = func() time.Time { return now }, from
+						opts.Scan.Now, opts.Since = func() time.Time { return now }, from
 						s, err := sweep.New(nil, data, "t", sweepFamilies, opts)
 						if err != nil {
 							b.Fatal(err)

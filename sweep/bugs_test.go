@@ -27,7 +27,7 @@ func TestBugSaveFailsOnLastBatch(t *testing.T) {
 	mem := scan.MemoryCheckpoint()
 	// Saves: the journal's record, the round, then the one batch of the
 	// one shard, which fails.
-	opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Checkpoint: &saveFails{Checkpoint: mem, n: 3}}
+	opts := sweep.Options{Since: base, Margin: time.Second, Checkpoint: &saveFails{Checkpoint: mem, n: 3}, Scan: scan.Options{Now: f.clock.Now}}
 	s, err := sweep.New(nil, testkit.Tablets{TableAPI: f.raw}, "t", f.fams, opts)
 	require.NoError(t, err)
 	var first collector
@@ -98,7 +98,7 @@ func TestBugSaveFailsBeforeAnotherShard(t *testing.T) {
 	// first shard, which fails; the second shard is empty.
 	cp := &saveFailsOnce{Checkpoint: mem, n: 3, failed: make(chan struct{})}
 	tablets := afterFailure{Tablets: testkit.Tablets{TableAPI: f.raw, Keys: []string{"z"}}, failed: cp.failed}
-	opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Checkpoint: cp, Scan: scan.Options{Workers: 2}}
+	opts := sweep.Options{Since: base, Margin: time.Second, Checkpoint: cp, Scan: scan.Options{Now: f.clock.Now, Workers: 2}}
 	s, err := sweep.New(nil, tablets, "t", f.fams, opts)
 	require.NoError(t, err)
 	var first collector
@@ -171,7 +171,7 @@ func TestBugOneBatchInFlight(t *testing.T) {
 	tablets := testkit.Tablets{TableAPI: f.raw, Keys: []string{"k10"}}
 	mem := scan.MemoryCheckpoint()
 	cp := &stallingSave{Checkpoint: mem, wait: 300 * time.Millisecond, second: make(chan struct{})}
-	opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Batch: 3, Checkpoint: cp, Scan: scan.Options{Workers: 2}}
+	opts := sweep.Options{Since: base, Margin: time.Second, Batch: 3, Checkpoint: cp, Scan: scan.Options{Now: f.clock.Now, Workers: 2}}
 	s, err := sweep.New(nil, tablets, "t", f.fams, opts)
 	require.NoError(t, err)
 	_, err = s.Once(ctx, cp.deliver)

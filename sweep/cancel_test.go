@@ -84,7 +84,7 @@ func TestCancelDuringSecondDelivery(t *testing.T) {
 					cancel()
 					s0.release()
 				}}
-				opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Batch: p.batch, Checkpoint: mem, Scan: scan.Options{Workers: 2}}
+				opts := sweep.Options{Since: base, Margin: time.Second, Batch: p.batch, Checkpoint: mem, Scan: scan.Options{Now: f.clock.Now, Workers: 2}}
 				s, err := sweep.New(nil, g, "t", f.fams, opts)
 				require.NoError(t, err)
 				r, err := s.Once(ctx, d.deliver)
@@ -310,7 +310,7 @@ func TestCancelAtSecondDeliveryOfThree(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &cancelling{cancel: cancel, ret: "took it", first: newGate(), second: cancel}
-	opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Granularity: sweep.Column, Batch: 1, Checkpoint: mem, Scan: scan.Options{Workers: 1}}
+	opts := sweep.Options{Since: base, Margin: time.Second, Granularity: sweep.Column, Batch: 1, Checkpoint: mem, Scan: scan.Options{Now: f.clock.Now, Workers: 1}}
 	s, err := sweep.New(nil, g, "t", f.fams, opts)
 	require.NoError(t, err)
 	r, err := s.Once(ctx, d.deliver)

@@ -26,7 +26,7 @@ func TestEvery(t *testing.T) {
 	// emulator's own tablets are random, and a round that recorded nothing
 	// is begun again rather than resumed).
 	s, err := sweep.New(f.e.Admin, testkit.Tablets{TableAPI: f.raw, Keys: []string{"m"}}, "t", f.fams,
-		sweep.Options{Margin: time.Second, Now: f.clock.Now, Since: base, Scan: scan.Options{Workers: 1}})
+		sweep.Options{Margin: time.Second, Since: base, Scan: scan.Options{Now: f.clock.Now, Workers: 1}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -94,7 +94,7 @@ func TestEveryAfterOutage(t *testing.T) {
 	f.set(t, "u", "sess", "a", "v", ttl.For(5*time.Second))
 	f.set(t, "u", "sess", "b", "v", ttl.For(30*time.Minute)) // expires during the outage
 	cp := scan.MemoryCheckpoint()
-	opts := sweep.Options{Margin: time.Second, Now: f.clock.Now, Since: base, Checkpoint: cp, Scan: scan.Options{Workers: 1}}
+	opts := sweep.Options{Margin: time.Second, Since: base, Checkpoint: cp, Scan: scan.Options{Now: f.clock.Now, Workers: 1}}
 	// Two shards, so that the failed round has begun (see TestEvery).
 	tablets := testkit.Tablets{TableAPI: f.raw, Keys: []string{"m"}}
 	before, err := sweep.New(f.e.Admin, tablets, "t", f.fams, opts)

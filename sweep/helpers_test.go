@@ -63,8 +63,8 @@ func (f *fixture) set(t *testing.T, row, family, column, value string, life ttl.
 // clock, from base unless opts say otherwise.
 func (f *fixture) sweeper(t *testing.T, opts sweep.Options) *sweep.Sweeper {
 	t.Helper()
-	if opts.Now == nil {
-		opts.Now = f.clock.Now
+	if opts.Scan.Now == nil {
+		opts.Scan.Now = f.clock.Now
 	}
 	if opts.Since.IsZero() {
 		opts.Since = base

@@ -60,13 +60,13 @@ func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics,
 		meters.Counter{Name: "cellttl.sweep.unscheduled", Unit: "{event}",
 			Description: "Events a reconcile sweep delivered that had no entry in the schedule: written by a writer that does not schedule."})
 	if err != nil {
-		return nil, fmt.Errorf("%w: sweep.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
+		return nil, fmt.Errorf("%w: sweep.Options.Scan.MeterProvider: %w", ttl.ErrInvalidOption, err)
 	}
 	delay, err := mp.Meter(meterName).Float64Histogram("cellttl.sweep.delivery.delay", metric.WithUnit("s"),
 		metric.WithDescription("Time from each delivered event's expiry to its delivery."),
 		metric.WithExplicitBucketBoundaries(delayBounds...))
 	if err != nil {
-		return nil, fmt.Errorf("%w: sweep.Options.MeterProvider: %w", ttl.ErrInvalidOption, err)
+		return nil, fmt.Errorf("%w: sweep.Options.Scan.MeterProvider: %w", ttl.ErrInvalidOption, err)
 	}
 	base := []attribute.KeyValue{attribute.String("cellttl.table", table)}
 	m := &metrics{rounds: cs[0], events: cs[1], deletes: cs[2], missed: cs[3], unscheduledEvents: cs[4], delay: delay,

@@ -64,7 +64,7 @@ func TestSweepMetrics(t *testing.T) {
 	f.set(t, "u", "sess", "c", "v", ttl.For(10*time.Second))
 	f.set(t, "v", "plain", "c", "v", ttl.For(20*time.Second))
 	reader := sdkmetric.NewManualReader()
-	s := f.sweeper(t, sweep.Options{Margin: time.Second, Delete: true, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	s := f.sweeper(t, sweep.Options{Margin: time.Second, Delete: true, Scan: scan.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}})
 
 	f.clock.Set(base.Add(40 * time.Second))
 	var c collector
@@ -107,7 +107,7 @@ func TestSweepMetrics(t *testing.T) {
 func TestSweepMetricsRoundComplete(t *testing.T) {
 	f := newFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
 	reader := sdkmetric.NewManualReader()
-	s := f.sweeper(t, sweep.Options{Margin: time.Second, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	s := f.sweeper(t, sweep.Options{Margin: time.Second, Scan: scan.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}})
 	f.clock.Set(base.Add(time.Minute))
 	var c collector
 	r, err := s.Once(ctx, c.deliver)
@@ -125,7 +125,7 @@ var errRefused = errors.New("refused")
 func TestNewRefusesAMeterProviderThatRefuses(t *testing.T) {
 	f := newFixture(t, map[string]ttl.Strategy{"sess": ttl.OneSecond()})
 	for _, name := range []string{"cellttl.sweep.events", "cellttl.sweep.delivery.delay"} {
-		_, err := sweep.New(nil, f.raw, "t", map[string]ttl.Strategy{"sess": ttl.OneSecond()}, sweep.Options{MeterProvider: testkit.RefusingMeters{Refuse: name, Err: errRefused}})
+		_, err := sweep.New(nil, f.raw, "t", map[string]ttl.Strategy{"sess": ttl.OneSecond()}, sweep.Options{Scan: scan.Options{MeterProvider: testkit.RefusingMeters{Refuse: name, Err: errRefused}}})
 		assert.ErrorIs(t, err, ttl.ErrInvalidOption, name)
 		assert.ErrorIs(t, err, errRefused, name)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -28,7 +29,7 @@ func TestSweepMissed(t *testing.T) {
 	f.set(t, "u", "daily", "c", "v", ttl.For(10*time.Second))
 	f.clock.Set(base.Add(30 * time.Minute))
 	var c collector
-	s, err := sweep.New(nil, f.raw, "t", f.fams, sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second})
+	s, err := sweep.New(nil, f.raw, "t", f.fams, sweep.Options{Since: base, Margin: time.Second, Scan: scan.Options{Now: f.clock.Now}})
 	require.NoError(t, err)
 	r, err := s.Once(ctx, c.deliver)
 	require.NoError(t, err)

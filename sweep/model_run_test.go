@@ -262,8 +262,8 @@ func newModelRun(e *emulator.Emulator, v *variant, r *rand.Rand, st *modelStats)
 func (mr *modelRun) newSweeper(sw *sweeper) (*sweep.Sweeper, error) {
 	c := sw.cfg
 	o := sweep.Options{
-		Now: mr.clock.Now, Granularity: c.spec.g, Margin: c.margin, Since: c.since, Values: c.spec.values,
-		Delete: c.delete, WriteTimes: mr.v.writeTimes, Checkpoint: sw.cp, Batch: c.batch, Scan: scan.Options{Workers: c.workers},
+		Granularity: c.spec.g, Margin: c.margin, Since: c.since, Values: c.spec.values,
+		Delete: c.delete, WriteTimes: mr.v.writeTimes, Checkpoint: sw.cp, Batch: c.batch, Scan: scan.Options{Now: mr.clock.Now, Workers: c.workers},
 	}
 	if c.scheduled {
 		o.Schedule, o.ScheduleTable = mr.sched, schedName

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/cellttl/ttl/scan"
 )
@@ -21,8 +20,15 @@ const DefaultBatch = 1000
 // from the time of the first round on, keeps DefaultMargin behind now,
 // keeps its watermark in memory, and deletes nothing.
 type Options struct {
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Scan is how the tool reads the table, and its clock and meters:
+	// workers and progress; Scan.Now, the clock (nil means time.Now);
+	// Scan.MeterProvider, if not nil, records the sweep's rounds, the
+	// events delivered and their delay after expiry, the rows deleted in
+	// and the spans missed (docs/metrics.md) beside the scans' own
+	// metrics, with the table and the work "sweep" unless Scan.Table and
+	// Scan.Work say otherwise. A sample is refused: a sweep reports every
+	// expiry.
+	Scan scan.Options
 
 	// Granularity is what each event reports: each Cell (the default),
 	// a Column or a Row once nothing in it is live.
@@ -71,10 +77,6 @@ type Options struct {
 	// batch again when run again.
 	Batch int
 
-	// Scan configures the reads: workers and progress. A sample is
-	// refused: a sweep reports every expiry.
-	Scan scan.Options
-
 	// Schedule, when not nil, is the data table's schedule (package
 	// schedule), which writers given ttl.WithSchedule fill beside the
 	// data, opened with a data client; ScheduleTable is its name. Each
@@ -105,13 +107,6 @@ type Options struct {
 	// to read. Run it at a long period (a day) within the families'
 	// grace, with a checkpoint of its own.
 	Reconcile bool
-
-	// MeterProvider, if not nil, records the sweep's rounds, the events
-	// delivered and their delay after expiry, the rows deleted in and
-	// the spans missed (docs/metrics.md), and is passed on to the scans
-	// unless Scan.MeterProvider is set, with the table and the work
-	// "sweep" unless Scan.Table and Scan.Work say otherwise.
-	MeterProvider metric.MeterProvider
 
 	// RoundTimeout, when positive, bounds each round: a round that has
 	// not finished within it fails with an error wrapping ErrRoundTimeout

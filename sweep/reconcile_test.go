@@ -11,6 +11,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
 	"github.com/cellttl/ttl/testkit"
@@ -110,8 +111,7 @@ func TestReconcileMixedRow(t *testing.T) {
 	f.clock.Set(base.Add(30 * time.Second))
 	reader := sdkmetric.NewManualReader()
 	var unscheduled, scheduled collector
-	r, err := f.scheduled(t, sweep.Options{Reconcile: true, Delete: true, Margin: time.Second,
-		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}).Once(ctx, unscheduled.deliver)
+	r, err := f.scheduled(t, sweep.Options{Reconcile: true, Delete: true, Margin: time.Second, Scan: scan.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}}).Once(ctx, unscheduled.deliver)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		`cell expired ` + at(12*time.Second) + `: table "t" row "m" sess:"d"`,

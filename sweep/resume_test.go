@@ -54,7 +54,7 @@ func TestSweepResume(t *testing.T) {
 		t.Run(fmt.Sprintf("fails at delivery %d", n), func(t *testing.T) {
 			f, tablets := resumeFixture(t)
 			cp := scan.FileCheckpoint(filepath.Join(t.TempDir(), "sweep.json"))
-			opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Batch: 3, Checkpoint: cp, Scan: scan.Options{Workers: 1}}
+			opts := sweep.Options{Since: base, Margin: time.Second, Batch: 3, Checkpoint: cp, Scan: scan.Options{Now: f.clock.Now, Workers: 1}}
 			s, err := sweep.New(nil, tablets, "t", f.fams, opts)
 			require.NoError(t, err)
 			first := &failing{n: n}
@@ -104,7 +104,7 @@ func TestSweepRedelivers(t *testing.T) {
 	// Saves: the journal's record, the round, the first batch of the
 	// first shard (k00 to k02); its second (k03, k04) fails.
 	cp := &saveFails{Checkpoint: mem, n: 4}
-	opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Batch: 3, Checkpoint: cp, Scan: scan.Options{Workers: 1}}
+	opts := sweep.Options{Since: base, Margin: time.Second, Batch: 3, Checkpoint: cp, Scan: scan.Options{Now: f.clock.Now, Workers: 1}}
 	s, err := sweep.New(nil, tablets, "t", f.fams, opts)
 	require.NoError(t, err)
 	var first collector
@@ -138,7 +138,7 @@ func TestSweepRedelivers(t *testing.T) {
 func TestSweepCheckpointUntouched(t *testing.T) {
 	f, tablets := resumeFixture(t)
 	path := filepath.Join(t.TempDir(), "sweep.json")
-	opts := sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second, Delete: true, Checkpoint: scan.FileCheckpoint(path)}
+	opts := sweep.Options{Since: base, Margin: time.Second, Delete: true, Checkpoint: scan.FileCheckpoint(path), Scan: scan.Options{Now: f.clock.Now}}
 	s, err := sweep.New(nil, tablets, "t", f.fams, opts)
 	require.NoError(t, err)
 	f.clock.Set(base.Add(5 * time.Second)) // a first round, before anything expired

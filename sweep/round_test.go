@@ -38,7 +38,7 @@ func TestRound(t *testing.T) {
 		{sweep.Column, []string{"f:a 20s"}, "a20"},
 		{sweep.Row, nil, ""},
 	} {
-		s, err := sweep.New(nil, testkit.Tablets{}, "t", fams, sweep.Options{Granularity: tt.g, Values: true, Now: func() time.Time { return base.Add(time.Minute) }})
+		s, err := sweep.New(nil, testkit.Tablets{}, "t", fams, sweep.Options{Granularity: tt.g, Values: true, Scan: scan.Options{Now: func() time.Time { return base.Add(time.Minute) }}})
 		require.NoError(t, err)
 		r, err := s.Round(base, base.Add(30*time.Second))
 		require.NoError(t, err)
@@ -62,7 +62,7 @@ func TestRound(t *testing.T) {
 		testkit.Put(t, e.raw, "f", testkit.Stored{Row: "r", Column: it.Column[2:], TS: it.Timestamp})
 	}
 	testkit.Put(t, e.raw, "f", testkit.Stored{Row: "r", Column: "a", TS: at(40 * time.Second)}) // after the round
-	s, err := sweep.New(nil, e.raw, "t", fams, sweep.Options{Now: e.clock.Now})
+	s, err := sweep.New(nil, e.raw, "t", fams, sweep.Options{Scan: scan.Options{Now: e.clock.Now}})
 	require.NoError(t, err)
 	r, err := s.Round(base, base.Add(30*time.Second))
 	require.NoError(t, err)
@@ -131,7 +131,7 @@ func TestSweepDeleteFails(t *testing.T) {
 	for _, whole := range []bool{true, false} {
 		cp := scan.MemoryCheckpoint()
 		oneShard := testkit.Tablets{TableAPI: bulkFails{f.raw, whole}}
-		s, err := sweep.New(nil, oneShard, "t", f.fams, sweep.Options{Now: f.clock.Now, Since: base, Delete: true, Checkpoint: cp})
+		s, err := sweep.New(nil, oneShard, "t", f.fams, sweep.Options{Since: base, Delete: true, Checkpoint: cp, Scan: scan.Options{Now: f.clock.Now}})
 		require.NoError(t, err)
 		var c collector
 		r, err := s.Once(ctx, c.deliver)

@@ -36,7 +36,7 @@ func TestScheduleBadInputs(t *testing.T) {
 		{"reconcile without a schedule", sweep.Options{Reconcile: true}, ttl.ErrInvalidOption, `a reconcile sweep of table "t" needs its schedule`},
 		{"a nil *bigtable.Table", sweep.Options{Schedule: (*bigtable.Table)(nil), ScheduleTable: "s"}, ttl.ErrNilArgument, `the schedule of table "t" is a nil table`},
 	} {
-		tt.opts.Now = f.clock.Now
+		tt.opts.Scan.Now = f.clock.Now
 		s, err := sweep.New(f.e.Admin, f.raw, "t", f.fams, tt.opts)
 		assert.ErrorIs(t, err, tt.want, tt.name)
 		assert.ErrorContains(t, err, tt.msg, tt.name)

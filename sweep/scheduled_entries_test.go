@@ -27,7 +27,7 @@ func (f *schedFixture) schedSweep(t *testing.T, families []string, noAdmin bool,
 	for _, name := range families {
 		fams[name] = f.fams[name]
 	}
-	opts.Now, opts.Schedule, opts.ScheduleTable = f.clock.Now, f.sched, "s"
+	opts.Scan.Now, opts.Schedule, opts.ScheduleTable = f.clock.Now, f.sched, "s"
 	admin := f.e.Admin
 	if noAdmin {
 		admin = nil

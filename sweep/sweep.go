@@ -108,15 +108,15 @@ type Sweeper struct {
 // nil trusts the strategies' own policies. New checks its arguments and
 // reads nothing: nil data is refused with ttl.ErrNilArgument, a family
 // that cannot be swept with ttl.ErrInvalidStrategy, bad options (a Since
-// after now among them, a MeterProvider that refuses the sweep's
+// after now among them, a Scan.MeterProvider that refuses the sweep's
 // instruments) with ttl.ErrInvalidOption.
 func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, families map[string]ttl.Strategy, opts Options) (*Sweeper, error) {
 	if data == nil || rules.IsNilPointer(data) {
 		return nil, fmt.Errorf("%w: sweep.New: nil table", ttl.ErrNilArgument)
 	}
 	s := &Sweeper{admin: admin, data: data, table: table, o: opts, now: time.Now, sleep: sleep}
-	if opts.Now != nil {
-		s.now = opts.Now
+	if opts.Scan.Now != nil {
+		s.now = opts.Scan.Now
 	}
 	if len(families) == 0 {
 		return nil, fmt.Errorf("%w: sweep.New: no family to sweep in table %q", ttl.ErrInvalidOption, table)
@@ -144,16 +144,10 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 	if s.o.Checkpoint == nil {
 		s.o.Checkpoint = scan.MemoryCheckpoint()
 	}
-	if s.o.Scan.Now == nil {
-		s.o.Scan.Now = s.now
-	}
-	if s.o.Scan.MeterProvider == nil {
-		s.o.Scan.MeterProvider = opts.MeterProvider
-	}
 	s.o.Scan.Table = cmp.Or(s.o.Scan.Table, table)
 	s.o.Scan.Work = cmp.Or(s.o.Scan.Work, "sweep")
 	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity) + s.scheduleWork()
-	m, err := newMetrics(opts.MeterProvider, table, s.fams)
+	m, err := newMetrics(opts.Scan.MeterProvider, table, s.fams)
 	if err != nil {
 		return nil, fmt.Errorf("sweep.New: %w", err)
 	}

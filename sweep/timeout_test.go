@@ -40,8 +40,8 @@ func TestRoundTimeout(t *testing.T) {
 	f.set(t, "u2", "sess", "a", "v", ttl.For(6*time.Second))
 	u := &unreachable{TableAPI: f.raw}
 	cp := scan.MemoryCheckpoint()
-	s, err := sweep.New(nil, u, "t", f.fams, sweep.Options{Now: f.clock.Now, Since: base, Margin: time.Second,
-		Checkpoint: cp, RoundTimeout: 50 * time.Millisecond})
+	s, err := sweep.New(nil, u, "t", f.fams, sweep.Options{Since: base, Margin: time.Second,
+		Checkpoint: cp, RoundTimeout: 50 * time.Millisecond, Scan: scan.Options{Now: f.clock.Now}})
 	require.NoError(t, err)
 	f.clock.Set(base.Add(time.Minute))
 	u.down.Store(true)

@@ -22,7 +22,7 @@
 // clock starts at a fixed instant, [DefaultStart] (1 January 2100), and
 // moves only when the test calls [Env.FastForward]. Code under test that
 // builds its own ttl.Table passes ttl.WithClock(env.Now); a sweep,
-// sweep.Options{Now: env.Now}, run with Once after each FastForward
+// sweep.Options{Scan: scan.Options{Now: env.Now}}, run with Once after each FastForward
 // (Every waits between rounds on the real clock). Outside a test
 // (examples, TestMain),
 // [Start] returns the Env and its errors, and the caller closes it.

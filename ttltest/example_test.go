@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 	"github.com/cellttl/ttl/ttltest"
 )
@@ -107,7 +108,7 @@ func Example_sweep() {
 	defer env.Close()
 
 	sw, err := sweep.New(env.Admin, env.Raw, env.Name, families,
-		sweep.Options{Now: env.Now, Since: env.Now(), Granularity: sweep.Row})
+		sweep.Options{Since: env.Now(), Granularity: sweep.Row, Scan: scan.Options{Now: env.Now}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 	"github.com/cellttl/ttl/ttltest"
 )
@@ -107,7 +108,7 @@ func sweepTest(t testing.TB) {
 	env := ttltest.New(t, families)
 	s := sessions{tbl: env.Table, raw: env.Raw}
 	sw, err := sweep.New(env.Admin, env.Raw, env.Name, families,
-		sweep.Options{Now: env.Now, Since: env.Now(), Granularity: sweep.Row, Margin: time.Second})
+		sweep.Options{Since: env.Now(), Granularity: sweep.Row, Margin: time.Second, Scan: scan.Options{Now: env.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestSweepMissesPastGrace(t *testing.T) {
 	ctx := context.Background()
 	families := map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), time.Hour)}
 	env := ttltest.New(t, families)
-	sw, err := sweep.New(env.Admin, env.Raw, env.Name, families, sweep.Options{Now: env.Now, Since: env.Now()})
+	sw, err := sweep.New(env.Admin, env.Raw, env.Name, families, sweep.Options{Since: env.Now(), Scan: scan.Options{Now: env.Now}})
 	if err != nil {
 		t.Fatal(err)
 	}

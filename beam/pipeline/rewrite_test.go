@@ -14,6 +14,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/beam/pipeline"
 	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/scan"
 )
 
 // The move the rewrite tests make: family sess, whose cells carry real
@@ -214,7 +215,7 @@ func TestRewriteMatchesTheLibrary(t *testing.T) {
 	// A dry run reads only the old cells and makes no conditional
 	// mutation: it counts as rewritten the cells a rewrite keeps below a
 	// newer cell, as the library's dry run does.
-	dryReport, err := rewriteWithLibrary(ctx, admin, client, "events_lib", move.Options{Now: func() time.Time { return now }, DryRun: true})
+	dryReport, err := rewriteWithLibrary(ctx, admin, client, "events_lib", move.Options{DryRun: true, Scan: scan.Options{Now: func() time.Time { return now }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestRewriteMatchesTheLibrary(t *testing.T) {
 		t.Errorf("after the rewrite: %s", diff)
 	}
 
-	report, err := rewriteWithLibrary(ctx, admin, client, "events_lib", move.Options{Now: func() time.Time { return now }})
+	report, err := rewriteWithLibrary(ctx, admin, client, "events_lib", move.Options{Scan: scan.Options{Now: func() time.Time { return now }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestRewriteMatchesTheLibrary(t *testing.T) {
 		t.Errorf("the second run changed the table: %s", diff)
 	}
 
-	f, err := move.New(admin, client.Open("events"), "events", "sess", theMove, move.Options{Now: func() time.Time { return now }})
+	f, err := move.New(admin, client.Open("events"), "events", "sess", theMove, move.Options{Scan: scan.Options{Now: func() time.Time { return now }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,8 +150,7 @@ func (rs roundSpec) rounds(data bigtable.TableAPI) (round, cells *sweep.Round, e
 
 // round returns the round of strategies with events of granularity g.
 func (rs roundSpec) round(data bigtable.TableAPI, strategies map[string]ttl.Strategy, g sweep.Granularity) (*sweep.Round, error) {
-	s, err := sweep.New(nil, data, rs.Table, strategies, sweep.Options{Granularity: g, Values: rs.Values, WriteTimes: rs.WriteTimes,
-		Now: func() time.Time { return rs.Until }})
+	s, err := sweep.New(nil, data, rs.Table, strategies, sweep.Options{Granularity: g, Values: rs.Values, WriteTimes: rs.WriteTimes, Scan: scan.Options{Now: func() time.Time { return rs.Until }}})
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -172,8 +173,8 @@ func runSweep(t *testing.T, cfg pipeline.SweepConfig) (*pipeline.SweepResult, []
 func sweepOnce(t *testing.T, admin *bigtable.AdminClient, data *bigtable.Table, cfg pipeline.SweepConfig) (*sweep.Report, []string) {
 	t.Helper()
 	opts := sweep.Options{
-		Now: func() time.Time { return now }, Since: cfg.From, Margin: cfg.Margin, Granularity: cfg.Granularity,
-		Values: cfg.Values, WriteTimes: cfg.WriteTimes, Delete: cfg.Delete, Batch: 7}
+		Since: cfg.From, Margin: cfg.Margin, Granularity: cfg.Granularity,
+		Values: cfg.Values, WriteTimes: cfg.WriteTimes, Delete: cfg.Delete, Batch: 7, Scan: scan.Options{Now: func() time.Time { return now }}}
 	if cfg.Schedule != "" {
 		client, err := cfg.Table.Open(context.Background())
 		if err != nil {

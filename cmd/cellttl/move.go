@@ -223,13 +223,13 @@ func movingFlags(fs *flag.FlagSet, c *config) {
 // moveOptions returns the library's options for the command line.
 func (c *config) moveOptions(progress *progressLine) move.Options {
 	o := move.Options{
-		Now:            c.clock(),
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
 		AppProfile:     c.appProfile,
 		Scan:           progress.options(c),
 	}
+	o.Scan.Now = c.clock()
 	if c.checkpoint != "" {
 		o.Checkpoint = scan.FileCheckpoint(c.checkpoint)
 	}

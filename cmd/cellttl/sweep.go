@@ -139,7 +139,6 @@ func (s *sweepConfig) check(c *config, now time.Time) error {
 // with o.
 func (c *config) sweepOptions(o scan.Options) sweep.Options {
 	opts := sweep.Options{
-		Now:          c.sweepClock(),
 		Granularity:  c.sweep.granularity,
 		Margin:       c.sweep.margin,
 		RoundTimeout: c.sweep.roundTimeout,
@@ -149,6 +148,7 @@ func (c *config) sweepOptions(o scan.Options) sweep.Options {
 		WriteTimes:   c.writeTimes,
 		Scan:         o,
 	}
+	opts.Scan.Now = c.sweepClock()
 	if c.checkpoint != "" {
 		opts.Checkpoint = scan.FileCheckpoint(c.checkpoint)
 	}

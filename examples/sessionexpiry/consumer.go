@@ -8,6 +8,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/examples/internal/btenv"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -19,10 +20,10 @@ import (
 // stopped and reports nothing twice.
 func newSweeper(env *btenv.Env, families map[string]ttl.Strategy, clock *btenv.Clock) (*sweep.Sweeper, error) {
 	return sweep.New(env.Admin, env.Table, env.Name, families, sweep.Options{
-		Now:         clock.Now,
 		Granularity: sweep.Row,
 		Since:       clock.Now(),
 		Delete:      true,
+		Scan:        scan.Options{Now: clock.Now},
 	})
 }
 

@@ -129,9 +129,9 @@ func TestMoveEndToEnd(t *testing.T) {
 	// Plan: every session is a live old cell.
 	plan, err := steps(raw).Plan(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, "never", plan.Found)
-	assert.Equal(t, "maxage=12s", plan.Window, "the move's policy: the old cells' lifetime")
-	assert.Equal(t, "maxage=1s", plan.Final)
+	assert.Equal(t, "never", policy.Describe(plan.Found))
+	assert.Equal(t, "maxage=12s", policy.Describe(plan.Window), "the move's policy: the old cells' lifetime")
+	assert.Equal(t, "maxage=1s", policy.Describe(plan.Final))
 	assert.False(t, plan.Started)
 	assert.Equal(t, int64(e2eSessions), plan.OldLive.Cells)
 	assert.Zero(t, plan.OldExpired.Cells)
@@ -187,7 +187,7 @@ func TestMoveEndToEnd(t *testing.T) {
 	}
 	finished := time.Now()
 	run.finished.Store(true)
-	assert.Equal(t, "maxage=1s", finish.Found)
+	assert.Equal(t, "maxage=1s", policy.Describe(finish.Found))
 	t.Logf("finish: %s", strings.Join(finish.Actions, "; "))
 
 	// Under the final policy for a while, then stop every goroutine.

@@ -28,7 +28,7 @@ func (f *Family) Finish(ctx context.Context) (*Report, error) {
 	switch {
 	case !r.Started:
 		return r, fmt.Errorf("%w: move.Family.Finish: the move starts at %s", ttl.ErrInvalidOption, text.Time(m.Start))
-	case r.Found == r.Final:
+	case samePolicy(r.Found, r.Final):
 		r.Actions = append(r.Actions, "nothing to do: the family has the new strategy's policy")
 		return r, nil
 	case r.OldLive.Cells > 0 && !opts.AllowDataLoss:
@@ -54,12 +54,13 @@ func (f *Family) Finish(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", r.Found, r.Final))
+	r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", policy.Describe(r.Found), policy.Describe(r.Final)))
 	if !opts.DryRun {
 		if err := policy.Set(ctx, f.admin, f.table, f.family, m.To.GCPolicy(), opts.IgnoreWarnings); err != nil {
 			return r, err
 		}
 		r.Found = r.Final
+		r.State = stateOf(r)
 	}
 	return r, nil
 }

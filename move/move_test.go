@@ -96,9 +96,9 @@ func TestMoveToolsRealToOneSecond(t *testing.T) {
 
 	r, err := x.family(x.raw, m, x.opts(-2*time.Hour)).Plan(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, "never", r.Found)
-	assert.Equal(t, "maxage=1h", r.Window)
-	assert.Equal(t, "maxage=1s", r.Final)
+	assert.Equal(t, "never", policy.Describe(r.Found))
+	assert.Equal(t, "maxage=1h", policy.Describe(r.Window))
+	assert.Equal(t, "maxage=1s", policy.Describe(r.Final))
 	assert.False(t, r.Started)
 	assert.Equal(t, int64(2), r.OldLive.Cells, "judged two hours before the start")
 	assert.Equal(t, int64(1), r.OldExpired.Cells)
@@ -143,7 +143,7 @@ func TestMoveToolsRealToOneSecond(t *testing.T) {
 	r, err = x.family(x.raw, m, x.opts(2*time.Minute)).Finish(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "age() > 1000000", x.policy())
-	assert.Equal(t, "maxage=1s", r.Found)
+	assert.Equal(t, "maxage=1s", policy.Describe(r.Found))
 	for _, s := range []ttl.Strategy{m, ttl.OneSecond()} {
 		_, err = policy.Check(ctx, x.e.Admin, "t", map[string]ttl.Strategy{"f": s})
 		assert.NoError(t, err, "%v", s)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/policy"
 )
 
 // Plan reports what the move does, without changing anything: the
@@ -26,9 +27,9 @@ func (f *Family) Plan(ctx context.Context) (*Report, error) {
 func (f *Family) plan(r *Report) {
 	m := f.m
 	switch {
-	case !r.Started && r.Found != r.Window && r.Found != r.Final:
+	case !r.Started && !samePolicy(r.Found, r.Window) && !samePolicy(r.Found, r.Final):
 		r.Actions = append(r.Actions, fmt.Sprintf("before %s: configure every process with the move, then start it: GC policy %s → %s",
-			text.Time(m.Start), r.Found, r.Window))
+			text.Time(m.Start), policy.Describe(r.Found), policy.Describe(r.Window)))
 	case !r.Started:
 		r.Actions = append(r.Actions, fmt.Sprintf("at %s writers switch to %v", text.Time(m.Start), m.To))
 	}
@@ -40,7 +41,7 @@ func (f *Family) plan(r *Report) {
 		r.Blockers = append(r.Blockers, fmt.Sprintf("the start, %s, is less than the skew (%v) away: processes whose clocks run ahead may have started",
 			text.Time(m.Start), m.Skew))
 	}
-	if r.Found == r.Final && r.Final != r.Window {
+	if r.State == Finished {
 		r.Actions = append(r.Actions, "finished: the family has the new strategy's policy; configure the processes with "+m.To.String())
 		return
 	}
@@ -59,6 +60,6 @@ func (f *Family) plan(r *Report) {
 		r.Blockers = append(r.Blockers, fmt.Sprintf("%s of the old rule live until %s (the skew included): wait, or rewrite them",
 			text.Plural(int(r.OldLive.Cells), "cell", "cells"), text.Time(r.LastExpiry.Add(m.Skew))))
 	case r.Started:
-		r.Actions = append(r.Actions, fmt.Sprintf("finish: no cell of the old rule is live; GC policy %s → %s", r.Found, r.Final))
+		r.Actions = append(r.Actions, fmt.Sprintf("finish: no cell of the old rule is live; GC policy %s → %s", policy.Describe(r.Found), policy.Describe(r.Final)))
 	}
 }

@@ -2,6 +2,7 @@ package move
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -22,23 +23,27 @@ type Report struct {
 	Table string `json:"table"`
 	// Family is the name of the family being moved.
 	Family string `json:"family"`
-	// Move is the move, as its String method prints it.
-	Move string `json:"move"`
+	// Move is the move.
+	Move ttl.Move `json:"-"`
 	// Now is the instant the step judged cells at (Options.Scan.Now, read
 	// once).
 	Now time.Time `json:"now"`
 	// DryRun reports that the step changed nothing: Options.DryRun was
 	// set, or the step was Plan.
 	DryRun bool `json:"dry_run"`
+	// State is how far the move has come, by the family's policy and the
+	// clock.
+	State State `json:"state"`
 
-	// Policies, as policy.Describe spells them. Found is the family's GC
-	// policy as found.
-	Found string `json:"found"`
+	// Found is the family's GC policy as found; nil for a family the
+	// table does not have. After a step that set the policy, it is the
+	// policy set.
+	Found bigtable.GCPolicy `json:"-"`
 	// Window is the move's GCPolicy, which Start sets for the duration of
 	// the move.
-	Window string `json:"window"`
+	Window bigtable.GCPolicy `json:"-"`
 	// Final is the policy of the strategy moved to, set by Finish.
-	Final string `json:"final"`
+	Final bigtable.GCPolicy `json:"-"`
 
 	// Started reports that writes use the new strategy.
 	Started bool `json:"started"`
@@ -78,10 +83,12 @@ type Report struct {
 	// deleted because the new strategy alone would read them as live.
 	Purged int64 `json:"purged"`
 
-	// Blockers say what keeps the next step from being taken.
+	// Blockers say what keeps the next step from being taken, and
+	// Actions what the step did, or in a dry run would do: sentences for
+	// a person, each naming its cells, times and policies. A program reads
+	// the fields above, which hold the same facts.
 	Blockers []string `json:"blockers"`
-	// Actions say what the step did, or in a dry run would do.
-	Actions []string `json:"actions"`
+	Actions  []string `json:"actions"`
 
 	// Read is what was read.
 	Read scan.Stats `json:"read"`
@@ -90,14 +97,7 @@ type Report struct {
 // String sums the report up on one line, such as
 // `family "sess" of table "sessions" at 2030-05-01T00:10:00.000Z: started, 120 old cells live`.
 func (r *Report) String() string {
-	state := "not started"
-	switch {
-	case r.Found == r.Final && r.Final != r.Window:
-		state = "finished"
-	case r.Started:
-		state = "started"
-	}
-	s := fmt.Sprintf("family %q of table %q at %s: %s", r.Family, r.Table, text.Time(r.Now), state)
+	s := fmt.Sprintf("family %q of table %q at %s: %s", r.Family, r.Table, text.Time(r.Now), r.State)
 	if r.Counted {
 		s += ", " + text.Plural(int(r.OldLive.Cells), "old cell", "old cells") + " live"
 	}
@@ -105,6 +105,94 @@ func (r *Report) String() string {
 		s += ", " + text.Plural(len(r.Blockers), "blocker", "blockers")
 	}
 	return s
+}
+
+// MarshalJSON encodes the report for programs: the move as its String
+// method prints it and the policies as policy.Describe spells them
+// ("move", "found", "window", "final"), the rest as its fields say.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type plain Report // without these methods
+	// The fields before plain's come first, in the order they had when
+	// they were strings, and hide plain's of the same name.
+	return json.Marshal(struct {
+		Table  string    `json:"table"`
+		Family string    `json:"family"`
+		Move   string    `json:"move"`
+		Now    time.Time `json:"now"`
+		DryRun bool      `json:"dry_run"`
+		State  State     `json:"state"`
+		Found  string    `json:"found"`
+		Window string    `json:"window"`
+		Final  string    `json:"final"`
+		*plain
+	}{r.Table, r.Family, r.Move.String(), r.Now, r.DryRun, r.State,
+		policy.Describe(r.Found), policy.Describe(r.Window), policy.Describe(r.Final), (*plain)(r)})
+}
+
+// A State is how far a move has come.
+type State int
+
+const (
+	// NotStarted: writers still use the old strategy (the move's Start
+	// is ahead), whether or not Start has set the move's policy.
+	NotStarted State = iota
+	// Started: writers use the new strategy, and the family has not the
+	// new strategy's policy yet: cells of the old rule may be live.
+	Started
+	// Finished: the family has the new strategy's policy (Finish set it),
+	// which is not the move's own.
+	Finished
+)
+
+// stateOf is the state of the move r reports: Finished once the family
+// has the final policy and it differs from the move's own (a move whose
+// policy is the final one is not finished by having it), else Started
+// once writers use the new strategy.
+func stateOf(r *Report) State {
+	switch {
+	case samePolicy(r.Found, r.Final) && !samePolicy(r.Final, r.Window):
+		return Finished
+	case r.Started:
+		return Started
+	}
+	return NotStarted
+}
+
+// samePolicy reports whether a and b are the same GC policy, as
+// policy.Describe spells them.
+func samePolicy(a, b bigtable.GCPolicy) bool { return policy.Describe(a) == policy.Describe(b) }
+
+// String returns the state as the report's String prints it: "not
+// started", "started" or "finished".
+func (s State) String() string {
+	switch s {
+	case NotStarted:
+		return "not started"
+	case Started:
+		return "started"
+	case Finished:
+		return "finished"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// MarshalText spells the state as String does, for JSON.
+func (s State) MarshalText() ([]byte, error) {
+	if s < NotStarted || s > Finished {
+		return nil, fmt.Errorf("move: no state %d", int(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText reads what MarshalText writes.
+func (s *State) UnmarshalText(b []byte) error {
+	for _, v := range []State{NotStarted, Started, Finished} {
+		if v.String() == string(b) {
+			*s = v
+			return nil
+		}
+	}
+	return fmt.Errorf("move: no state %q: want not started, started or finished", b)
 }
 
 // report starts a step's report with the family's policies; it refuses a
@@ -117,10 +205,11 @@ func (f *Family) report(ctx context.Context, name string) (*Report, error) {
 	if f.opts.Scan.Now != nil {
 		now = f.opts.Scan.Now
 	}
-	r := &Report{Table: f.table, Family: f.family, Move: f.m.String(), Now: now(), DryRun: f.opts.DryRun,
-		Window: policy.Describe(f.m.GCPolicy()), Final: policy.Describe(f.m.To.GCPolicy())}
+	r := &Report{Table: f.table, Family: f.family, Move: f.m, Now: now(), DryRun: f.opts.DryRun,
+		Window: f.m.GCPolicy(), Final: f.m.To.GCPolicy()}
 	_, _, r.Boundary = f.rule.Sides()
 	r.Started = f.rule.Started(r.Now)
+	r.State = stateOf(r)
 	if end, ok := f.rule.EndsBy(); ok {
 		r.EndsBy = end
 	}
@@ -131,7 +220,8 @@ func (f *Family) report(ctx context.Context, name string) (*Report, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Found = policy.Describe(found[f.family])
+	r.Found = found[f.family]
+	r.State = stateOf(r)
 	if found[f.family] == nil {
 		return r, fmt.Errorf("%w: table %q has no family %q", ttl.ErrFamilyMismatch, f.table, f.family)
 	}

@@ -48,13 +48,14 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 			}
 		}
 	}
-	if r.Found != r.Window && r.Found != r.Final {
-		r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", r.Found, r.Window))
+	if !samePolicy(r.Found, r.Window) && !samePolicy(r.Found, r.Final) {
+		r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", policy.Describe(r.Found), policy.Describe(r.Window)))
 		if !opts.DryRun {
 			if err := policy.Set(ctx, f.admin, f.table, f.family, f.m.GCPolicy(), opts.IgnoreWarnings); err != nil {
 				return r, err
 			}
 			r.Found = r.Window
+			r.State = stateOf(r)
 		}
 	}
 	if len(r.Actions) == 0 {

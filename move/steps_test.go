@@ -2,6 +2,7 @@ package move_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -278,7 +279,8 @@ func TestStepsRefuseMissingTableOrFamily(t *testing.T) {
 		assert.ErrorIs(t, err, ttl.ErrFamilyMismatch, name)
 		assert.ErrorContains(t, err, `table "t" has no family "g"`, name)
 		require.NotNil(t, r, name)
-		assert.Equal(t, "missing", r.Found, name)
+		assert.Nil(t, r.Found, name)
+		assert.Equal(t, "missing", policy.Describe(r.Found), name)
 	}
 
 	fault.fail("GetTable")
@@ -289,19 +291,20 @@ func TestStepsRefuseMissingTableOrFamily(t *testing.T) {
 	}
 }
 
-// TestReportString: the one line a report sums itself up in.
+// TestReportString: the one line a report sums itself up in, its state
+// as the report carries it.
 func TestReportString(t *testing.T) {
-	r := &move.Report{Table: "sessions", Family: "sess", Now: start, Found: "never", Window: "maxage=1h", Final: "maxage=1s"}
+	r := &move.Report{Table: "sessions", Family: "sess", Now: start, State: move.NotStarted}
 	assert.Equal(t, `family "sess" of table "sessions" at 2030-05-01T09:00:00.000Z: not started`, r.String())
 
-	r.Started, r.Counted, r.OldLive.Cells, r.Blockers = true, true, 120, []string{"x"}
+	r.State, r.Counted, r.OldLive.Cells, r.Blockers = move.Started, true, 120, []string{"x"}
 	assert.Equal(t, `family "sess" of table "sessions" at 2030-05-01T09:00:00.000Z: started, 120 old cells live, 1 blocker`, r.String())
 
-	r.Found, r.OldLive.Cells, r.Blockers = "maxage=1s", 1, nil
+	r.State, r.OldLive.Cells, r.Blockers = move.Finished, 1, nil
 	assert.Equal(t, `family "sess" of table "sessions" at 2030-05-01T09:00:00.000Z: finished, 1 old cell live`, r.String())
+	assert.NotContains(t, r.String(), "\n", "one line")
 
-	// A move whose window is its final policy is not finished by having it.
-	r = &move.Report{Table: "t", Family: "f", Now: start, Found: "maxage=2d", Window: "maxage=2d", Final: "maxage=2d", Blockers: []string{"x", "y"}}
+	r = &move.Report{Table: "t", Family: "f", Now: start, Blockers: []string{"x", "y"}}
 	assert.Equal(t, `family "f" of table "t" at 2030-05-01T09:00:00.000Z: not started, 2 blockers`, r.String())
 
 	// A plan's.
@@ -310,6 +313,98 @@ func TestReportString(t *testing.T) {
 	r, err := x.family(x.raw, oneHour, x.opts(-2*time.Hour)).Plan(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, `family "f" of table "t" at 2030-05-01T07:00:00.000Z: not started, 1 old cell live, 2 blockers`, r.String())
+}
+
+// TestReportTyped: a step reports the move, the policies and the state as
+// values, not as text; a move whose policy is its final one is not
+// finished by having it.
+func TestReportTyped(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		policy bigtable.GCPolicy
+		m      ttl.Move
+		now    time.Duration // from the start
+		want   move.State
+	}{
+		{"before the start", nil, oneHour, -2 * time.Hour, move.NotStarted},
+		{"before the start, with the move's policy", bigtable.MaxAgePolicy(time.Hour), oneHour, -2 * time.Hour, move.NotStarted},
+		{"started", bigtable.MaxAgePolicy(time.Hour), oneHour, time.Minute, move.Started},
+		{"finished", bigtable.MaxAgePolicy(time.Second), oneHour, 2 * time.Hour, move.Finished},
+		{"finished before the start", bigtable.MaxAgePolicy(time.Second), oneHour, -2 * time.Hour, move.Finished},
+		{"the move's policy is the final one", bigtable.MaxAgePolicy(48 * time.Hour),
+			ttl.Move{To: ttl.DefaultExpiration(48 * time.Hour), Start: start, Old: ttl.For(30 * time.Minute)},
+			time.Minute, move.Started},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			x := newMoveTable(t, tt.policy)
+			r, err := x.family(x.raw, tt.m, x.opts(tt.now)).Plan(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, r.State)
+			assert.Equal(t, tt.m, r.Move)
+			if tt.policy == nil {
+				assert.Equal(t, "never", policy.Describe(r.Found), "no GC policy")
+			} else {
+				assert.Equal(t, policy.Describe(tt.policy), policy.Describe(r.Found))
+			}
+			assert.Equal(t, policy.Describe(tt.m.GCPolicy()), policy.Describe(r.Window))
+			if tt.name == "the move's policy is the final one" {
+				assert.Equal(t, policy.Describe(r.Final), policy.Describe(r.Window), "the case this one tests")
+			}
+			assert.Equal(t, policy.Describe(tt.m.To.GCPolicy()), policy.Describe(r.Final))
+		})
+	}
+
+	// Finish sets the final policy: its report says finished.
+	x := newMoveTable(t, bigtable.MaxAgePolicy(time.Hour))
+	r, err := x.family(x.raw, oneHour, x.opts(2*time.Hour)).Finish(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, move.Finished, r.State)
+	assert.Equal(t, "maxage=1s", policy.Describe(r.Found))
+}
+
+// TestStateText: each state's name, in String and in JSON, and back.
+func TestStateText(t *testing.T) {
+	for s, name := range map[move.State]string{move.NotStarted: "not started", move.Started: "started", move.Finished: "finished"} {
+		assert.Equal(t, name, s.String())
+		b, err := s.MarshalText()
+		require.NoError(t, err)
+		assert.Equal(t, name, string(b))
+		var back move.State
+		require.NoError(t, back.UnmarshalText(b))
+		assert.Equal(t, s, back)
+	}
+	assert.Equal(t, "State(7)", move.State(7).String())
+	_, err := move.State(7).MarshalText()
+	assert.ErrorContains(t, err, "no state 7")
+	var s move.State
+	assert.ErrorContains(t, s.UnmarshalText([]byte("done")), `no state "done"`)
+}
+
+// TestReportJSON: the move and the policies are written as text, as
+// before they were values; the state by its name.
+func TestReportJSON(t *testing.T) {
+	r := &move.Report{Table: "t", Family: "f", Move: oneHour, Now: start, State: move.Started,
+		Found: bigtable.MaxAgePolicy(time.Hour), Window: oneHour.GCPolicy(), Final: oneHour.To.GCPolicy()}
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(b, &got), string(b))
+	assert.Equal(t, oneHour.String(), got["move"])
+	assert.Equal(t, "maxage=1h", got["found"])
+	assert.Equal(t, "maxage=1h", got["window"])
+	assert.Equal(t, "maxage=1s", got["final"])
+	assert.Equal(t, "started", got["state"])
+	assert.Equal(t, "t", got["table"])
+
+	assert.Regexp(t, `^\{"table":"t","family":"f","move":"[^"]+","now":"[^"]+","dry_run":false,"state":"started","found":"maxage=1h","window":"maxage=1h","final":"maxage=1s","started":false,`, string(b),
+		"the fields in the order they had as strings")
+	assert.Equal(t, strings.Count(string(b), `"table":`), 1, "each field once")
+
+	r.Found = nil
+	b, err = json.Marshal(r)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"found":"missing"`)
 }
 
 // TestPlanSaysWhatComesNext: the plan's actions and blockers at each
@@ -440,7 +535,7 @@ func TestStartDryRun(t *testing.T) {
 	assert.True(t, r.DryRun)
 	assert.Equal(t, []string{"rewrite 1 old cell stamped at or above the boundary", "GC policy never → maxage=2d"}, r.Actions)
 	assert.Equal(t, int64(0), r.Rewritten)
-	assert.Equal(t, "never", r.Found)
+	assert.Equal(t, "never", policy.Describe(r.Found))
 	assert.Equal(t, "", x.policy())
 	assert.Equal(t, []bigtable.Timestamp{testkit.MS(start.Add(23 * time.Hour))}, x.stamps("b", "c"))
 }
@@ -463,7 +558,7 @@ func TestStartKeepsACellChangedMeanwhile(t *testing.T) {
 	assert.Equal(t, [2]int64{0, 1}, [2]int64{r.Rewritten, r.Kept})
 	assert.Equal(t, []string{"f:c=changed"}, testkit.Values(testkit.RawRow(t, x.raw, "b")))
 	assert.Equal(t, []bigtable.Timestamp{ts}, x.stamps("b", "c"), "the writer's cell is where it wrote it")
-	assert.Equal(t, "maxage=2d", r.Found)
+	assert.Equal(t, "maxage=2d", policy.Describe(r.Found))
 	assert.Equal(t, "age() > 2d", x.policy())
 }
 
@@ -488,7 +583,7 @@ func TestStepsReportAFailedPolicyChange(t *testing.T) {
 	fault.fail("ModifyColumnFamilies")
 	r, err := x.family(x.raw, oneHour, x.opts(-time.Hour)).Start(ctx)
 	assert.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
-	assert.Equal(t, "never", r.Found)
+	assert.Equal(t, "never", policy.Describe(r.Found))
 	assert.Equal(t, "", x.policy())
 
 	fault.fail("")
@@ -496,12 +591,12 @@ func TestStepsReportAFailedPolicyChange(t *testing.T) {
 	opts.IgnoreWarnings = true
 	r, err = x.family(x.raw, oneHour, opts).Start(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, "maxage=1h", r.Found)
+	assert.Equal(t, "maxage=1h", policy.Describe(r.Found))
 
 	fault.fail("ModifyColumnFamilies")
 	r, err = x.family(x.raw, oneHour, x.opts(2*time.Hour)).Finish(ctx)
 	assert.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
-	assert.Equal(t, "maxage=1h", r.Found)
+	assert.Equal(t, "maxage=1h", policy.Describe(r.Found))
 	assert.Equal(t, "age() > 1h", x.policy())
 }
 
@@ -788,7 +883,7 @@ func TestFinishWithDataLoss(t *testing.T) {
 	assert.Equal(t, int64(2), r.OldLive.Cells)
 	assert.Equal(t, []string{"2 live cells of the old rule are lost", "GC policy never → maxage=1s"}, r.Actions)
 	assert.Equal(t, int64(0), r.Purged, "OneSecond alone reads them as expired: nothing comes back")
-	assert.Equal(t, "maxage=1s", r.Found)
+	assert.Equal(t, "maxage=1s", policy.Describe(r.Found))
 	assert.Equal(t, "age() > 1000000", x.policy())
 }
 
@@ -808,7 +903,7 @@ func TestFinishPurges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), r.Purged)
 	assert.Equal(t, []string{"delete 2 cells of the old rule, expired, which DefaultExpiration(1h0m0s) alone would read as live", "GC policy never → maxage=1h"}, r.Actions)
-	assert.Equal(t, "never", r.Found)
+	assert.Equal(t, "never", policy.Describe(r.Found))
 	assert.Equal(t, "", x.policy())
 	assert.Len(t, x.stamps("a", "c"), 1)
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
 
@@ -22,19 +23,13 @@ func renderDryRun(w io.Writer, r *move.Report) { renderMoveStep(w, r, r.DryRun) 
 // renderMoveStep prints r; dryRun labels it a dry run of a step that
 // changes the family.
 func renderMoveStep(w io.Writer, r *move.Report, dryRun bool) {
-	state := "not started"
-	switch {
-	case r.Found == r.Final && r.Final != r.Window:
-		state = "finished"
-	case r.Started:
-		state = "started"
-	}
+	state := r.State.String()
 	if dryRun {
 		state += "; dry run, nothing changed"
 	}
 	fmt.Fprintf(w, "family %q of table %q at %s: %s\n", r.Family, r.Table, text.Time(r.Now), state)
 	fmt.Fprintf(w, "  %s\n", r.Move)
-	fmt.Fprintf(w, "  GC policy: %s now, %s during the move, %s after it\n", r.Found, r.Window, r.Final)
+	fmt.Fprintf(w, "  GC policy: %s now, %s during the move, %s after it\n", policy.Describe(r.Found), policy.Describe(r.Window), policy.Describe(r.Final))
 	fmt.Fprintf(w, "  boundary: %s (%d µs)\n", text.Time(r.Boundary.Time()), r.Boundary)
 	ends := "never by time: the old cells must be rewritten"
 	if !r.EndsBy.IsZero() {

@@ -3,6 +3,7 @@ package sweep
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,34 +107,38 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	}{(*plain)(r), r.Granularity.String(), r.Complete()})
 }
 
-// String returns the report for a person: the window, the events, what
-// was read and deleted, and what may have been missed.
+// String sums the report up on one line, such as
+// `sweep of table "sessions", expiries after 2030-05-01T00:00:00.000Z up to 2030-05-01T00:01:00.000Z: complete; 3 row events, 5 cells expired, deleted in 3 rows`:
+// the window, whether the round is complete, the events and what was
+// deleted. The cellttl command prints the rest.
 func (r *Report) String() string {
 	var b strings.Builder
-	state := "complete"
+	fmt.Fprintf(&b, "sweep of table %q, expiries after %s up to %s: ", r.Table, text.Time(r.From), text.Time(r.Until))
 	switch {
 	case !r.Read.Complete():
-		state = fmt.Sprintf("stopped after %d of %d shards; run again to resume", r.Read.ShardsRead, r.Read.Shards)
+		fmt.Fprintf(&b, "stopped after %d of %d shards; run again to resume", r.Read.ShardsRead, r.Read.Shards)
 	case len(r.Missed) > 0:
-		state = "complete, but GC may have deleted some expired cells first"
+		families := make([]string, 0, len(r.Missed))
+		for _, m := range r.Missed {
+			if q := fmt.Sprintf("%q", m.Family); !slices.Contains(families, q) {
+				families = append(families, q)
+			}
+		}
+		word := "family"
+		if len(families) > 1 {
+			word = "families"
+		}
+		fmt.Fprintf(&b, "complete, but GC may have deleted some expired cells of %s %s first", word, strings.Join(families, ", "))
+	default:
+		b.WriteString("complete")
 	}
-	fmt.Fprintf(&b, "sweep of table %q, expiries after %s up to %s: %s\n", r.Table, text.Time(r.From), text.Time(r.Until), state)
-	if r.Resumed {
-		fmt.Fprintf(&b, "  resumed a round an earlier run began\n")
-	}
-	fmt.Fprintf(&b, "  %s delivered; %s expired (%s)", text.Plural(int(r.Events), r.Granularity.String()+" event", r.Granularity.String()+" events"),
-		text.Plural(int(r.Expired.Cells), "cell", "cells"), text.Bytes(r.Expired.Bytes))
+	fmt.Fprintf(&b, "; %s, %s expired", text.Plural(int(r.Events), r.Granularity.String()+" event", r.Granularity.String()+" events"),
+		text.Plural(int(r.Expired.Cells), "cell", "cells"))
 	if r.Unscheduled > 0 {
 		fmt.Fprintf(&b, ", %d with no entry in the schedule", r.Unscheduled)
 	}
 	if r.Deleted > 0 {
 		fmt.Fprintf(&b, ", deleted in %s", text.Plural(int(r.Deleted), "row", "rows"))
-	}
-	fmt.Fprintf(&b, "\n  read %s returned of %s seen, in %s\n", text.Plural(r.Read.CellsReturned, "cell", "cells"),
-		text.Plural(r.Read.CellsSeen, "cell", "cells"), text.Plural(r.Read.Reads, "request", "requests"))
-	for _, m := range r.Missed {
-		fmt.Fprintf(&b, "  family %q: cells that expired after %s up to %s may have been deleted by GC (it keeps them %v after expiry) before the sweep read them\n",
-			m.Family, text.Time(m.From), text.Time(m.Until), m.Keep)
 	}
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/cellttl/ttl"
@@ -144,8 +145,7 @@ func (o *sweepOutput) printReport(r *sweep.Report, err error) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.c.format.json {
-		_, werr := io.WriteString(o.stderr, r.String())
-		return werr
+		return renderSweep(o.stderr, r)
 	}
 	line := struct {
 		Report *sweep.Report `json:"report"`
@@ -188,4 +188,38 @@ func (o *sweepOutput) status() int {
 		return exitMismatch
 	}
 	return exitOK
+}
+
+// renderSweep prints a round's report for a person: the window and
+// whether the round is complete, the events, what was read and deleted,
+// and each span GC may have deleted before the round read it.
+func renderSweep(w io.Writer, r *sweep.Report) error {
+	var b strings.Builder
+	state := "complete"
+	switch {
+	case !r.Read.Complete():
+		state = fmt.Sprintf("stopped after %d of %d shards; run again to resume", r.Read.ShardsRead, r.Read.Shards)
+	case len(r.Missed) > 0:
+		state = "complete, but GC may have deleted some expired cells first"
+	}
+	fmt.Fprintf(&b, "sweep of table %q, expiries after %s up to %s: %s\n", r.Table, text.Time(r.From), text.Time(r.Until), state)
+	if r.Resumed {
+		fmt.Fprintf(&b, "  resumed a round an earlier run began\n")
+	}
+	fmt.Fprintf(&b, "  %s delivered; %s expired (%s)", text.Plural(int(r.Events), r.Granularity.String()+" event", r.Granularity.String()+" events"),
+		text.Plural(int(r.Expired.Cells), "cell", "cells"), text.Bytes(r.Expired.Bytes))
+	if r.Unscheduled > 0 {
+		fmt.Fprintf(&b, ", %d with no entry in the schedule", r.Unscheduled)
+	}
+	if r.Deleted > 0 {
+		fmt.Fprintf(&b, ", deleted in %s", text.Plural(int(r.Deleted), "row", "rows"))
+	}
+	fmt.Fprintf(&b, "\n  read %s returned of %s seen, in %s\n", text.Plural(r.Read.CellsReturned, "cell", "cells"),
+		text.Plural(r.Read.CellsSeen, "cell", "cells"), text.Plural(r.Read.Reads, "request", "requests"))
+	for _, m := range r.Missed {
+		fmt.Fprintf(&b, "  family %q: cells that expired after %s up to %s may have been deleted by GC (it keeps them %v after expiry) before the sweep read them\n",
+			m.Family, text.Time(m.From), text.Time(m.Until), m.Keep)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

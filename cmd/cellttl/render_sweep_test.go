@@ -21,7 +21,7 @@ func TestRenderSweep(t *testing.T) {
 	base := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
 	r := &sweep.Report{Table: "t", Granularity: sweep.Row, From: base, Until: base.Add(30 * time.Minute), Resumed: true,
 		Events: 2, Expired: scan.Count{Cells: 3, Bytes: 60}, Unscheduled: 1, Deleted: 2,
-		Read: scan.Stats{Shards: 2, ShardsRead: 2, Reads: 2, CellsReturned: 3, CellsSeen: 4},
+		Read:   scan.Stats{Shards: 2, ShardsRead: 2, Reads: 2, CellsReturned: 3, CellsSeen: 4},
 		Missed: []sweep.Missed{{Family: "plain", From: base, Until: base.Add(30*time.Minute - time.Second), Keep: time.Second}}}
 	var b bytes.Buffer
 	require.NoError(t, renderSweep(&b, r))

@@ -113,7 +113,18 @@ type SweepResult struct {
 // Complete reports whether every shard was read. The pipeline does not
 // judge what GC may have deleted before it read a family (sweep's
 // Report.Missed): see Sweep.
-func (r *SweepResult) Complete() bool { return r.Read.Complete() }
+func (r *SweepResult) Complete() bool { return r.Report().Complete() }
+
+// Report returns the round as package sweep reports a round of
+// Sweeper.Once: its window, events, cells expired, rows deleted and what
+// was read, so that what the job prints and judges is sweep's own (its
+// String: the one line a round sums itself up in). A granularity the
+// result does not name is reported as Cell.
+func (r *SweepResult) Report() *sweep.Report {
+	g, _ := sweep.ParseGranularity(r.Granularity)
+	return &sweep.Report{Table: r.Table, Granularity: g, From: r.From, Until: r.Until,
+		Events: r.Events, Expired: r.Expired, Deleted: r.Deleted, Read: r.Read}
+}
 
 // roundSpec is a round as plain data, its strategies as the cellttl
 // command takes them: what the DoFns carry to the workers, each of which

@@ -146,21 +146,14 @@ func config() (pipeline.SweepConfig, error) {
 	return cfg, nil
 }
 
-// printResult prints what the round did, as cellttl sweep reports a
-// round, and the next round's -from.
+// printResult prints what the round did, summed up on one line as
+// package sweep sums up a round, then where the events and counts went,
+// what was read, and the next round's -from.
 func printResult(r *pipeline.SweepResult, reportFile string) {
-	state := "complete"
-	if !r.Complete() {
-		state = fmt.Sprintf("read %d of %d shards", r.Read.ShardsRead, r.Read.Shards)
-	}
-	fmt.Printf("sweep of table %q, expiries after %s up to %s: %s\n", r.Table, text.Time(r.From), text.Time(r.Until), state)
-	fmt.Printf("  %s written to %s; %s expired (%s)", text.Plural(int(r.Events), r.Granularity+" event", r.Granularity+" events"), r.Output,
-		text.Plural(int(r.Expired.Cells), "cell", "cells"), text.Bytes(r.Expired.Bytes))
-	if r.Delete {
-		fmt.Printf(", deleted in %s", text.Plural(int(r.Deleted), "row", "rows"))
-		if r.Schedule != "" {
-			fmt.Printf(" and %s of the schedule", text.Plural(int(r.EntriesDeleted), "entry", "entries"))
-		}
+	fmt.Println(r.Report())
+	fmt.Printf("  events written to %s; expired cells' bytes: %s", r.Output, text.Bytes(r.Expired.Bytes))
+	if r.Delete && r.Schedule != "" {
+		fmt.Printf("; %s of the schedule deleted", text.Plural(int(r.EntriesDeleted), "entry", "entries"))
 	}
 	through := ""
 	if r.Schedule != "" {

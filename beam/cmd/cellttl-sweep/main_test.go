@@ -66,7 +66,8 @@ func TestConfigSchedule(t *testing.T) {
 	r := &pipeline.SweepResult{Table: "t", Granularity: "cell", Output: "/tmp/x", Events: 3, Delete: true, Deleted: 2,
 		Schedule: "t_sched", EntriesDeleted: 5, Read: scan.Stats{Reads: 70, Shards: 64, ShardsRead: 64}}
 	out := captureStdout(t, func() { printResult(r, "/tmp/x.report.json") })
-	for _, want := range []string{"deleted in 2 rows and 5 entries of the schedule", `in 70 requests through schedule table "t_sched"`} {
+	for _, want := range []string{": complete; 3 cell events, 0 cells expired, deleted in 2 rows\n", "; 5 entries of the schedule deleted\n",
+		`in 70 requests through schedule table "t_sched"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the result printed:\n%s\nwant %q in it", out, want)
 		}

@@ -1,5 +1,6 @@
-// Package move carries a family that holds data from one strategy to
-// another, online, with readers and writers running: the steps of a
+// Package move moves a family that holds data from one strategy to another.
+//
+// It does so online, with readers and writers running: the steps of a
 // ttl.Move, bound once to the family they move.
 //
 //	f, err := move.New(admin, client.Open("sessions"), "sessions", "sess", m, move.Options{})
@@ -8,7 +9,8 @@
 //	report, err = f.Rewrite(ctx)  // after it: the old cells in the new encoding, now
 //	report, err = f.Finish(ctx)   // once no old cell is live: the new strategy's policy
 //
-// Every step reads the family first and reports what it found (a Report);
+// Every step reads the family first and reports what it found (a Report,
+// whose State says how far the move has come);
 // a step that changes the family is a dry run with Options.DryRun. A
 // checkpoint (Options.Checkpoint) records one step's work: give Start and
 // Rewrite each a checkpoint of its own, through a Family of its own.

@@ -1,6 +1,7 @@
-// Package sweep reports the cells of a table that expire, each once,
-// within minutes of its expiry, and can delete them so that no reader sees
-// them again.
+// Package sweep reports each cell of a table that expires, once.
+//
+// It reports a cell within minutes of its expiry, and can delete the
+// expired cells so that no reader sees them again.
 //
 // Under a time strategy a cell's timestamp is its expiry (or its expiry
 // less the family's default), so the cells that expire in an interval are

@@ -35,7 +35,7 @@ func (s *story) round(ctx context.Context) error {
 		return err
 	}
 	if !r.Complete() {
-		return fmt.Errorf("the sweep's round is not complete:\n%v", r)
+		return fmt.Errorf("the sweep's round is not complete: %v", r)
 	}
 	did := "no event"
 	if r.Events > 0 {

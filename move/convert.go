@@ -75,7 +75,7 @@ func (c converter) run(ctx context.Context, filter bigtable.Filter, work string,
 		done Counts
 		read scan.Stats
 	}
-	_, err = scan.Run(ctx, todo, opts.Scan, func(ctx context.Context, s scan.Shard, counter *scan.Tally) (shardResult, error) {
+	_, err = scan.Run(ctx, todo, opts.Scan, func(ctx context.Context, s scan.Shard, counter *scan.ShardProgress) (shardResult, error) {
 		w := &shardWork{converter: c, j: j, i: index[shardIndex(todo, s)], counter: counter}
 		acc, read, err := w.run(ctx, filter)
 		return shardResult{acc, read}, err
@@ -103,7 +103,7 @@ type shardWork struct {
 	converter
 	j       *scan.Journal
 	i       int
-	counter *scan.Tally
+	counter *scan.ShardProgress
 
 	acc    Counts // the rows up to after
 	after  string // the last row whose conversions are made and counted

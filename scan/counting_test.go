@@ -43,7 +43,7 @@ func TestCountingSeenAtEveryInstant(t *testing.T) {
 		}
 	}}
 	shards := []scan.Shard{{End: "r05"}, {Start: "r05"}}
-	_, err := scan.Run(context.Background(), shards, o, func(ctx context.Context, s scan.Shard, c *scan.Tally) (scan.Stats, error) {
+	_, err := scan.Run(context.Background(), shards, o, func(ctx context.Context, s scan.Shard, c *scan.ShardProgress) (scan.Stats, error) {
 		rows := 0
 		return scan.ReadShard(ctx, tbl, s, bigtable.StripValueFilter(), c, func(bigtable.Row) error {
 			switch rows++; {

@@ -105,7 +105,7 @@ func TestMetrics(t *testing.T) {
 	reader = sdkmetric.NewManualReader()
 	o = scan.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))}
 	if _, err := scan.Run(context.Background(), make([]scan.Shard, 3), o,
-		func(context.Context, scan.Shard, *scan.Tally) (int, error) { return 0, nil },
+		func(context.Context, scan.Shard, *scan.ShardProgress) (int, error) { return 0, nil },
 		func(int, int) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestMetrics(t *testing.T) {
 func TestMetricsRefused(t *testing.T) {
 	read := 0
 	_, err := scan.Run(context.Background(), make([]scan.Shard, 3), scan.Options{MeterProvider: brokenProvider{}},
-		func(context.Context, scan.Shard, *scan.Tally) (int, error) { read++; return 0, nil },
+		func(context.Context, scan.Shard, *scan.ShardProgress) (int, error) { read++; return 0, nil },
 		func(int, int) error { return nil })
 	if !errors.Is(err, errBroken) || !strings.Contains(err.Error(), "cellttl.scan.rows.seen") || read != 0 {
 		t.Errorf("err = %v after %d shards, want the meter's, naming the metric, before any", err, read)

@@ -69,25 +69,25 @@ func (p Progress) String() string {
 	return b.String()
 }
 
-// A Tally is what one shard's work has read so far. ReadShard adds to
-// it as rows arrive; Run sums every shard's tally into its Progress
+// A ShardProgress is what one shard's work has read so far. ReadShard adds to
+// it as rows arrive; Run sums every shard's ShardProgress into its Progress
 // while the workers add to them.
-type Tally struct {
+type ShardProgress struct {
 	rows, cells, bytes  atomic.Int64 // returned so far
 	rowsSeen, cellsSeen atomic.Int64 // read by the server: never less than returned
 	requests, retries   atomic.Int64
 }
 
 // request counts one more ReadRows request in c and read.
-func (c *Tally) request(read *Stats) {
+func (c *ShardProgress) request(read *Stats) {
 	c.requests.Add(1)
 	read.Reads++
 }
 
-// addTo adds the tally to p. Returned counts are loaded before seen
+// addTo adds the shard's progress to p. Returned counts are loaded before seen
 // ones, which the workers add to first: the sums never show more rows or
 // cells returned than seen.
-func (c *Tally) addTo(p *Progress) {
+func (c *ShardProgress) addTo(p *Progress) {
 	p.Rows += c.rows.Load()
 	p.Cells += c.cells.Load()
 	p.Bytes += c.bytes.Load()

@@ -54,7 +54,7 @@ func TestProgressClock(t *testing.T) {
 	var reports []scan.Progress
 	p, err := scan.Run(context.Background(), make([]scan.Shard, 4), scan.Options{Workers: 1, Now: clock.Now, ProgressEvery: time.Hour,
 		Progress: func(p scan.Progress) { reports = append(reports, p) }},
-		func(context.Context, scan.Shard, *scan.Tally) (struct{}, error) {
+		func(context.Context, scan.Shard, *scan.ShardProgress) (struct{}, error) {
 			clock.Advance(10 * time.Second)
 			return struct{}{}, nil
 		},

@@ -10,16 +10,16 @@ import (
 // for every row returned, counts them in c (if not nil) as they come, and
 // returns what was read, by the counting rules (see Stats). It stops at
 // the first error each returns, and returns it.
-func ReadShard(ctx context.Context, data bigtable.TableAPI, s Shard, filter bigtable.Filter, c *Tally, each func(bigtable.Row) error) (Stats, error) {
+func ReadShard(ctx context.Context, data bigtable.TableAPI, s Shard, filter bigtable.Filter, c *ShardProgress, each func(bigtable.Row) error) (Stats, error) {
 	return ReadSet(ctx, data, s.RowSet(), filter, c, each)
 }
 
 // ReadSet is ReadShard for any set of rows, such as a bigtable.RowList of
 // the rows an index names: it reads them in one request, counted as
 // ReadShard counts a shard's.
-func ReadSet(ctx context.Context, data bigtable.TableAPI, set bigtable.RowSet, filter bigtable.Filter, c *Tally, each func(bigtable.Row) error) (Stats, error) {
+func ReadSet(ctx context.Context, data bigtable.TableAPI, set bigtable.RowSet, filter bigtable.Filter, c *ShardProgress, each func(bigtable.Row) error) (Stats, error) {
 	if c == nil {
-		c = new(Tally)
+		c = new(ShardProgress)
 	}
 	var read Stats
 	c.request(&read)
@@ -124,7 +124,7 @@ func ReadTable[A any](ctx context.Context, data bigtable.TableAPI, filter bigtab
 		read Stats
 	}
 	var counts []unitCounts
-	_, err = Run(ctx, shards, o, func(ctx context.Context, s Shard, c *Tally) (shardResult, error) {
+	_, err = Run(ctx, shards, o, func(ctx context.Context, s Shard, c *ShardProgress) (shardResult, error) {
 		acc := newAcc()
 		r, err := ReadShard(ctx, data, s, filter, c, func(r bigtable.Row) error {
 			row(acc, r)

@@ -15,7 +15,7 @@ import (
 // cancellation of ctx is returned even when every shard being read ended
 // without an error. Every goroutine Run starts has ended when it returns.
 func Run[R any](ctx context.Context, shards []Shard, o Options,
-	work func(ctx context.Context, s Shard, c *Tally) (R, error),
+	work func(ctx context.Context, s Shard, c *ShardProgress) (R, error),
 	merge func(i int, res R) error) (Progress, error) {
 
 	m, err := newMeters(o)
@@ -24,7 +24,7 @@ func Run[R any](ctx context.Context, shards []Shard, o Options,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &runner{ctx: ctx, shards: shards, o: o, now: o.clock(), counters: make([]Tally, len(shards)), meters: m}
+	r := &runner{ctx: ctx, shards: shards, o: o, now: o.clock(), counters: make([]ShardProgress, len(shards)), meters: m}
 	r.start = r.now()
 	done := startWorkers(ctx, r, work)
 
@@ -66,8 +66,8 @@ type runner struct {
 	o        Options
 	now      func() time.Time
 	start    time.Time
-	counters []Tally // one per shard, added to by the workers
-	finished int     // shards merged
+	counters []ShardProgress // one per shard, added to by the workers
+	finished int             // shards merged
 }
 
 // report sums the counters into the progress, and reports it.
@@ -96,7 +96,7 @@ type shardRun[R any] struct {
 // worker has ended. A shard handed out after ctx is cancelled does not
 // start: its outcome is the cancellation.
 func startWorkers[R any](ctx context.Context, r *runner,
-	work func(ctx context.Context, s Shard, c *Tally) (R, error)) <-chan shardRun[R] {
+	work func(ctx context.Context, s Shard, c *ShardProgress) (R, error)) <-chan shardRun[R] {
 
 	next := make(chan int)
 	done := make(chan shardRun[R])

@@ -34,7 +34,7 @@ func TestRunBoundedWorkers(t *testing.T) {
 		merged := map[int]int{}
 		var reports []Progress
 		p, err := Run(context.Background(), shards, Options{Workers: workers, Progress: func(p Progress) { reports = append(reports, p) }},
-			func(ctx context.Context, s Shard, c *Tally) (int, error) {
+			func(ctx context.Context, s Shard, c *ShardProgress) (int, error) {
 				n := running.Add(1)
 				defer running.Add(-1)
 				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
@@ -84,7 +84,7 @@ func TestRunStopsAtFirstError(t *testing.T) {
 	var started, returned atomic.Int32
 	merged := 0
 	p, err := Run(context.Background(), shards, Options{Workers: 4},
-		func(ctx context.Context, s Shard, c *Tally) (struct{}, error) {
+		func(ctx context.Context, s Shard, c *ShardProgress) (struct{}, error) {
 			n := started.Add(1)
 			defer returned.Add(1)
 			switch {
@@ -117,7 +117,7 @@ func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var started atomic.Int32
 	_, err := Run(ctx, shardsOf(50), Options{Workers: 3},
-		func(ctx context.Context, s Shard, c *Tally) (struct{}, error) {
+		func(ctx context.Context, s Shard, c *ShardProgress) (struct{}, error) {
 			if started.Add(1) == 3 {
 				cancel()
 			}
@@ -139,7 +139,7 @@ func TestRunMergeError(t *testing.T) {
 	full := errors.New("disk full")
 	last := 0
 	p, err := Run(context.Background(), shardsOf(10), Options{Workers: 1},
-		func(ctx context.Context, s Shard, c *Tally) (int, error) { return 1, ctx.Err() },
+		func(ctx context.Context, s Shard, c *ShardProgress) (int, error) { return 1, ctx.Err() },
 		func(i int, _ int) error {
 			last = i
 			if i == 2 {

@@ -182,7 +182,7 @@ func (r *run) shards(ctx context.Context) error {
 			index[rec.Shard] = i
 		}
 	}
-	_, err := scan.Run(ctx, todo, r.s.o.Scan, func(ctx context.Context, sh scan.Shard, c *scan.Tally) (struct{}, error) {
+	_, err := scan.Run(ctx, todo, r.s.o.Scan, func(ctx context.Context, sh scan.Shard, c *scan.ShardProgress) (struct{}, error) {
 		return struct{}{}, r.shard(ctx, index[sh], c)
 	}, func(int, struct{}) error { return nil })
 	return err
@@ -191,7 +191,7 @@ func (r *run) shards(ctx context.Context) error {
 // shard reads shard i from where its record says it stopped, delivering
 // its events in batches and recording each batch once delivered (and its
 // cells deleted, when the sweep deletes).
-func (r *run) shard(ctx context.Context, i int, c *scan.Tally) error {
+func (r *run) shard(ctx context.Context, i int, c *scan.ShardProgress) error {
 	rec := r.j.State(i)
 	var t tally
 	if len(rec.Result) > 0 {

@@ -107,7 +107,7 @@ func saltShards() []scan.Shard {
 // salt reads shard i of a scheduled round: salt i's entries, then the rows
 // they name after after, a few hundred a request, judging each row read
 // and recording the rows in batches, as shard does.
-func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.Tally) error {
+func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.ShardProgress) error {
 	served, err := r.entries(ctx, i, c)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.T
 // that expired before the window, which this sweep never read if the
 // window is its first, and a sweep of the same schedule further behind
 // still needs: GC collects it.
-func (r *run) entries(ctx context.Context, salt int, c *scan.Tally) (map[string][]string, error) {
+func (r *run) entries(ctx context.Context, salt int, c *scan.ShardProgress) (map[string][]string, error) {
 	out := map[string][]string{}
 	var bad error
 	read, err := scan.ReadSet(ctx, r.s.o.Schedule, schedule.Range(salt, r.round.From, r.round.Until), entryFilter, c, func(row bigtable.Row) error {

@@ -30,9 +30,13 @@
 //
 // Give each managed family its strategy's GC policy (policy.Check and
 // policy.Ensure in github.com/cellttl/ttl/policy, or the cellttl command),
-// wrap the table, and write through recipes:
+// wrap the table, and write through recipes. A recipe ([Mutation],
+// [ReadModifyWrite]) records a row's changes with their lifetimes and
+// computes nothing: the timestamps are computed when it is applied, at the
+// call's one reading of the clock, and a recipe with any bad change is
+// refused whole before anything is sent.
 //
-//	tbl, err := ttl.NewTable(client.OpenTable("events"), map[string]ttl.Strategy{
+//	tbl, err := ttl.NewTable(client.Open("events"), map[string]ttl.Strategy{
 //		"clicks": ttl.DefaultExpiration(48 * time.Hour),
 //		"sess":   ttl.OneSecond(),
 //	}, ttl.OtherFamilies("meta"))

@@ -34,7 +34,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -89,11 +88,7 @@ var (
 func main() {
 	target := btenv.RegisterFlags(flag.CommandLine)
 	flag.Parse()
-	// Day 1 of the simulated clock is tomorrow (UTC): every cell's
-	// timestamp, its expiry, is then in the future of the real clock, by
-	// which the emulator's garbage collection judges them.
-	day1 := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-	if err := run(os.Stdout, *target, day1); err != nil {
+	if err := run(os.Stdout, *target, btenv.Tomorrow()); err != nil {
 		fmt.Fprintln(os.Stderr, "ratelimit:", err)
 		os.Exit(1)
 	}
@@ -115,15 +110,7 @@ func run(out io.Writer, target btenv.Target, day1 time.Time) (err error) {
 		return err
 	}
 	defer env.Close()
-	defer func() {
-		if derr := env.Admin.DeleteTable(ctx, env.Name); derr != nil {
-			err = errors.Join(err, fmt.Errorf("deleting table %s: %w", env.Name, derr))
-			return
-		}
-		if err == nil {
-			fmt.Fprintf(out, "\nTable %s deleted.\n", env.Name)
-		}
-	}()
+	defer env.DeleteTable(ctx, out, &err)
 	fmt.Fprintf(out, "Table %s on %s\n", env.Name, env.Where)
 	families := map[string]ttl.Strategy{family: strategy}
 	if err := ensure(ctx, out, env, families); err != nil {

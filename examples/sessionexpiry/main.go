@@ -44,7 +44,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -74,11 +73,7 @@ var strategy = ttl.Grace(ttl.OneSecond(), grace)
 func main() {
 	target := btenv.RegisterFlags(flag.CommandLine)
 	flag.Parse()
-	// The simulated day is tomorrow (UTC): every cell's timestamp, its
-	// expiry, is then in the future of the real clock, by which the
-	// emulator's garbage collection judges them.
-	day := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-	if err := run(os.Stdout, *target, day); err != nil {
+	if err := run(os.Stdout, *target, btenv.Tomorrow()); err != nil {
 		fmt.Fprintln(os.Stderr, "sessionexpiry:", err)
 		os.Exit(1)
 	}
@@ -104,15 +99,7 @@ func run(out io.Writer, target btenv.Target, day time.Time) error {
 // tell creates the sessions' family in env's table with policy.Ensure,
 // tells the story from t0 on the simulated clock, and deletes the table.
 func tell(ctx context.Context, out io.Writer, env *btenv.Env, t0 time.Time) (err error) {
-	defer func() {
-		if derr := env.Admin.DeleteTable(ctx, env.Name); derr != nil {
-			err = errors.Join(err, fmt.Errorf("deleting table %s: %w", env.Name, derr))
-			return
-		}
-		if err == nil {
-			fmt.Fprintf(out, "\nTable %s deleted.\n", env.Name)
-		}
-	}()
+	defer env.DeleteTable(ctx, out, &err)
 	fmt.Fprintf(out, "Table %s on %s\n", env.Name, env.Where)
 
 	clock := btenv.NewClock(t0)

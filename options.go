@@ -152,9 +152,9 @@ type rowFilterOption struct {
 // idle is: a renewed cell expires idle + slack after the read that
 // renewed it (rounded up to the millisecond), so once the reads stop it
 // expires between idle and idle + slack + 1ms after the last one. A
-// renewal never shortens an expiry, never creates a cell, and
-// never overwrites a newer write: one that loses such a race is not an
-// error, the newer state stands. A cell the read does not return (hidden
+// renewal never shortens an expiry, never creates a cell, and never
+// overwrites a newer write: one that loses such a race is not an error,
+// the newer state stands. A cell the read does not return (hidden
 // by the RowFilter) is not renewed, nor a Forever cell. A due cell returned
 // with an empty value (a RowFilter that strips values, or an empty value)
 // is read once more first, since the renewal rewrites the value.

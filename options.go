@@ -172,7 +172,8 @@ type rowFilterOption struct {
 // Passed to a bigtable.Table directly, which cannot renew anything, it
 // makes the read fail with InvalidArgument and a message that names
 // ttl.KeepAlive, instead of reading without renewals: it carries a
-// bigtable.RowFilter that Bigtable refuses. A bigtable.RowFilter (or a
+// bigtable.RowFilter that Bigtable refuses (the emulator, only once the
+// read meets a cell). A bigtable.RowFilter (or a
 // RowFilter) given after it in that call replaces it, as the last filter
 // of a bigtable read wins, and the misuse then goes unreported.
 func KeepAlive(idle time.Duration) ReadOption {
@@ -194,11 +195,13 @@ type keepAliveOption struct {
 //
 // The filter is a value regular expression that is not valid RE2 (an
 // unclosed parenthesis) and spells the mistake. Bigtable documents that
-// value_regex_filter must be valid RE2, and its server rejects an invalid
-// pattern with InvalidArgument ("Error in field 'value_regex_filter'");
-// the emulator (bttest v1.35) does too, quoting the pattern, though only
-// once the read meets a cell: its read of an empty range succeeds. A
-// valid pattern would not do: it would silently drop the cells.
+// value_regex_filter must be valid RE2, and its server rejects a filter
+// with an invalid pattern with InvalidArgument (google-cloud-cpp's
+// filters.h says so; google-cloud-go#6519 quotes the server's "Error in
+// field 'row_key_regex_filter'" for a bad row key pattern). The emulator
+// (bttest v1.35) does too, quoting the pattern, though only once the read
+// meets a cell: its read of an empty range succeeds. A valid pattern
+// would not do: it would silently drop the cells.
 func misuse(name string) bigtable.ReadOption {
 	pattern := name + " is a ttl.Table read option, not a bigtable.Table one ("
 	return bigtable.RowFilter(bigtable.ValueFilter(pattern))

@@ -1,4 +1,4 @@
-package pubsub_test
+package pubsubsink_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/policy"
-	ttlpubsub "github.com/cellttl/ttl/pubsub"
+	"github.com/cellttl/ttl/pubsubsink"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
@@ -100,7 +100,7 @@ func TestSweepToPubSub(t *testing.T) {
 	}
 	srv, client := newFake(t)
 	publisher := createTopic(t, client, "expired", true)
-	toPubSub, err := ttlpubsub.Deliver(publisher, ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	toPubSub, err := pubsubsink.New(publisher, pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestSweepToPubSub(t *testing.T) {
 
 	c.Set(base.Add(time.Minute))
 	r, err := s.Once(ctx, deliver)
-	if !errors.Is(err, ttlpubsub.ErrNoTopic) {
+	if !errors.Is(err, pubsubsink.ErrNoTopic) {
 		t.Fatalf("Once with the topic deleted: %v, want ErrNoTopic", err)
 	}
 	if r == nil || r.Complete() {
@@ -221,7 +221,7 @@ func TestScheduledSweepToPubSub(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, client := newFake(t)
-	toPubSub, err := ttlpubsub.Deliver(createTopic(t, client, "expired", true), ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	toPubSub, err := pubsubsink.New(createTopic(t, client, "expired", true), pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestScheduledSweepToPubSub(t *testing.T) {
 
 	c.Set(base.Add(2 * time.Minute))
 	r, err := s.Once(ctx, deliver)
-	if !errors.Is(err, ttlpubsub.ErrNoTopic) || r == nil || r.Complete() {
+	if !errors.Is(err, pubsubsink.ErrNoTopic) || r == nil || r.Complete() {
 		t.Fatalf("Once with the topic deleted: %v, report %v; want ErrNoTopic, not complete", err, r)
 	}
 	if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topicName("expired")}); err != nil {

@@ -94,7 +94,7 @@ func TestScaleTableWide(t *testing.T) {
 }
 
 // isDataLoss reports the refusal a dry run over expired cells returns.
-func isDataLoss(err error) bool { return errors.Is(err, ttl.ErrDataLoss) }
+func isDataLoss(err error) bool { return errors.Is(err, policy.ErrDataLoss) }
 
 // The emulator runs in a child process (this test binary, run again as
 // TestScaleEmulatorProcess), so that the heap measured is the client's

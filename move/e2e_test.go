@@ -140,7 +140,7 @@ func TestMoveEndToEnd(t *testing.T) {
 	assert.True(t, plan.EndsBy.Equal(start.Add(e2eLifetime+e2eSkew)), "EndsBy %v", plan.EndsBy)
 	assert.True(t, plan.Read.Complete())
 	_, err = policy.Check(ctx, e.Admin, table, map[string]ttl.Strategy{"sess": mv})
-	assert.ErrorIs(t, err, ttl.ErrFamilyMismatch, "no policy yet")
+	assert.ErrorIs(t, err, policy.ErrFamilyMismatch, "no policy yet")
 
 	// Start, before Start: the move's policy.
 	started, err := steps(raw).Start(ctx)
@@ -159,7 +159,7 @@ func TestMoveEndToEnd(t *testing.T) {
 	// first half of the rows is rewritten (as through a view of them).
 	time.Sleep(time.Until(start.Add(e2eRewriteAt)))
 	_, err = steps(raw).Finish(ctx)
-	assert.ErrorIs(t, err, ttl.ErrDataLoss)
+	assert.ErrorIs(t, err, policy.ErrDataLoss)
 	half := e2eRowsBefore{raw, e2eHalf}
 	rewroteAt := time.Now()
 	rewrite, err := steps(half).Rewrite(ctx)
@@ -180,7 +180,7 @@ func TestMoveEndToEnd(t *testing.T) {
 		if err == nil {
 			break
 		}
-		require.ErrorIs(t, err, ttl.ErrDataLoss)
+		require.ErrorIs(t, err, policy.ErrDataLoss)
 		refusals++
 		require.True(t, time.Now().Before(deadline), "Finish still refuses %v after the move should have ended: %v", time.Since(plan.EndsBy), err)
 		time.Sleep(250 * time.Millisecond)

@@ -107,7 +107,7 @@ func TestMoveToolsRealToOneSecond(t *testing.T) {
 	assert.Contains(t, r.Blockers, "the move has not started: it cannot finish before "+start.Format("2006-01-02T15:04:05.000Z"))
 
 	statuses, err := policy.Check(ctx, x.e.Admin, "t", map[string]ttl.Strategy{"f": m})
-	assert.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	assert.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	assert.Contains(t, statuses[0].String(), "found never, want maxage=1h (or maxage=1s once the move is finished)")
 
 	_, err = x.family(x.raw, m, move.Options{Now: x.clock.Now, DryRun: true}).Start(ctx)
@@ -123,7 +123,7 @@ func TestMoveToolsRealToOneSecond(t *testing.T) {
 	_, err = x.family(x.raw, m, x.opts(-time.Minute)).Finish(ctx)
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption, "not started")
 	_, err = x.family(x.raw, m, x.opts(time.Minute)).Finish(ctx)
-	assert.ErrorIs(t, err, ttl.ErrDataLoss, "two old cells live until +30m and +50m")
+	assert.ErrorIs(t, err, policy.ErrDataLoss, "two old cells live until +30m and +50m")
 	_, err = x.family(x.raw, m, x.opts(-time.Minute)).Rewrite(ctx)
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption, "a rewrite waits for the start")
 

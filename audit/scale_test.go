@@ -14,6 +14,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/testkit"
 )
 
@@ -57,15 +58,15 @@ func TestScaleTableWide(t *testing.T) {
 		run  func() error
 	}{
 		{"audit", func() error {
-			a, err := audit.Table(ctx, e.Admin, "t", raw, families, audit.Options{Now: func() time.Time { return base }})
+			a, err := runAudit(ctx, e.Admin, "t", raw, families, audit.Options{Scan: scan.Options{Now: func() time.Time { return base }}})
 			if err == nil && !a.Read.Complete() {
 				err = fmt.Errorf("incomplete: %+v", a.Read)
 			}
 			return err
 		}},
 		{"ensure dry run", func() error {
-			_, err := policy.Ensure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)},
-				policy.Options{DryRun: true, Now: func() time.Time { return base }})
+			_, err := runEnsure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)},
+				policy.Options{DryRun: true, Scan: scan.Options{Now: func() time.Time { return base }}})
 			return err
 		}},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -187,6 +188,26 @@ type scheduleCheck struct {
 	Table string `json:"table"`
 	policy.Status
 	mismatch error // wraps policy.ErrFamilyMismatch, or nil
+}
+
+// MarshalJSON encodes the check as the schedule table's name followed by
+// its family's status, as policy.Status encodes it: {"table": …,
+// "family": …, "found": …}. Without it, the status's own MarshalJSON,
+// promoted, would leave the table out.
+func (s scheduleCheck) MarshalJSON() ([]byte, error) {
+	st, err := json.Marshal(s.Status)
+	if err != nil {
+		return nil, err
+	}
+	table, err := json.Marshal(s.Table)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(`{"table":`), table...)
+	if len(st) > 2 { // {} has no field to follow the table's
+		out = append(out, ',')
+	}
+	return append(out, st[1:]...), nil
 }
 
 // checkSchedule compares the schedule table with what the families need:

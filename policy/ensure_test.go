@@ -111,9 +111,9 @@ func TestEnsureChange(t *testing.T) {
 		lost     int           // rows that the change deletes or hides
 		losses   []policy.Loss // which cells
 		sooner   []policy.Loss // live cells collected sooner once expired: not lost
-		back     int      // rows that resurface
-		returned int      // cells the scan returns
-		noScan   bool     // nothing can be lost or resurface
+		back     int           // rows that resurface
+		returned int           // cells the scan returns
+		noScan   bool          // nothing can be lost or resurface
 	}{
 		{
 			name: "one second on past timestamps", strategy: ttl.OneSecond(),
@@ -914,9 +914,9 @@ func TestPlanJSON(t *testing.T) {
 			"action": "change", "rows_lost": 2.0,
 			"losses": []any{map[string]any{"kind": "expired", "rows": 2.0, "from": "2030-04-28T09:00:00.001Z", "until": "2030-04-30T09:00:00Z",
 				"age": "48h0m0s", "expiries": true}},
-			"resurfaced_rows": 1.0,
+			"resurfaced_rows":  1.0,
 			"collected_sooner": []any{map[string]any{"kind": "collected-sooner", "rows": 1.0, "age": "48h0m0s", "shift": "48h0m0s"}},
-			"refused": true, "done": false,
+			"refused":          true, "done": false,
 		}},
 		"read": map[string]any{"reads": 1.0, "rows_seen": 0.0, "cells_seen": 0.0, "rows_returned": 0.0, "cells_returned": 0.0,
 			"shards": 1.0, "shards_read": 1.0, "complete": true, "estimate": false},

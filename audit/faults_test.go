@@ -23,7 +23,7 @@ import (
 // This file checks an audit when things go wrong: a shard's stream that
 // fails mid-way and is retried by the client, a shard that fails for good,
 // a cancelled scan. Counts stay exact for what was read, and a scan that
-// stopped is never shown as complete. (A scan timed out is policy.Ensure's
+// stopped is never shown as complete. (A scan timed out is policy.Tool.Ensure's
 // case, in package policy.)
 
 // auditFixture is testkit.EightShards, read through faults: 400 rows in 8

@@ -19,7 +19,7 @@ import (
 )
 
 // TestScaleTableWide measures the client's peak heap over table-wide work
-// as the table grows tenfold: an audit and a policy.Ensure dry run, 8
+// as the table grows tenfold: an audit and a policy.Tool.Ensure dry run, 8
 // workers, over 20,000 and 200,000 rows of 5 cells (100 B values), the
 // emulator in a child process. Each worker holds one row at a time, so the
 // heap must not grow with the table.

@@ -1,7 +1,10 @@
-// Package terraform writes the google_bigtable_gc_policy resources that a
-// table's managed families need, and reads a Terraform plan or state
-// (terraform show -json) to find where Terraform would set a GC policy, or
-// do anything else, that destroys their data.
+// Package terraform writes and checks the Terraform that sets the GC policies of a table's managed families.
+//
+// GCPolicies writes the google_bigtable_gc_policy resources that the
+// families need. Check reads a Terraform plan or state (terraform show
+// -json) to find where Terraform would set a GC policy, or do anything
+// else, that destroys their data (policy.ErrDataLoss) or leaves a family
+// other than its strategy needs (policy.ErrFamilyMismatch).
 package terraform
 
 import (

@@ -120,7 +120,7 @@ func runAudit(t *testing.T, cfg pipeline.AuditConfig) *audit.Report {
 }
 
 // TestAuditMatchesAuditTable runs the pipeline on a table with cells of
-// every kind and checks that it counts what audit.Table counts on the
+// every kind and checks that it counts what audit.Auditor.Run counts on the
 // same table at the same instant, family by family and bucket by bucket,
 // and that its scan read every shard, of several.
 func TestAuditMatchesAuditTable(t *testing.T) {

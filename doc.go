@@ -28,8 +28,8 @@
 //
 // # Quick start
 //
-// Give each managed family its strategy's GC policy (policy.Check and
-// policy.Ensure in github.com/cellttl/ttl/policy, or the cellttl command),
+// Give each managed family its strategy's GC policy (policy.Tool.Check and
+// policy.Tool.Ensure in github.com/cellttl/ttl/policy, or the cellttl command),
 // wrap the table, and write through recipes. A recipe ([Mutation],
 // [ReadModifyWrite]) records a row's changes with their lifetimes and
 // computes nothing: the timestamps are computed when it is applied, at the
@@ -87,7 +87,7 @@
 //     expired counter restarts instead of resurfacing.
 //   - Millisecond granularity and range: every timestamp is aligned and
 //     checked; nothing wraps or rounds late.
-//   - GC policies that delete existing data: policy.Ensure refuses such
+//   - GC policies that delete existing data: policy.Tool.Ensure refuses such
 //     changes unless explicitly allowed.
 //
 // # Clock skew

@@ -55,7 +55,11 @@ func newBigtable(t *testing.T, table string, families map[string]ttl.Strategy) (
 		t.Fatal(err)
 	}
 	data := client.Open(table)
-	if _, err := policy.Ensure(ctx, admin, table, data, families, policy.Options{Now: func() time.Time { return base }}); err != nil {
+	tool, err := policy.New(admin, data, table, families, policy.Options{Scan: scan.Options{Now: func() time.Time { return base }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return admin, data

@@ -76,12 +76,18 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	report, err := audit.Table(ctx, admin, c.table, client.Open(c.table), strategies, audit.Options{
-		Now:        c.clock(),
+	scanOpts := progress.options(c)
+	scanOpts.Now = c.clock()
+	auditor, err := audit.New(admin, client.Open(c.table), c.table, strategies, audit.Options{
 		Values:     c.values,
 		AllBuckets: c.allBuckets,
-		Scan:       progress.options(c),
+		Scan:       scanOpts,
 	})
+	if err != nil {
+		progress.end()
+		return fail(stderr, "stats", err)
+	}
+	report, err := auditor.Run(ctx)
 	progress.end()
 	if report == nil {
 		return fail(stderr, "stats", err)

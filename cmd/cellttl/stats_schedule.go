@@ -122,7 +122,11 @@ func runStatsSchedule(ctx context.Context, c *config, strategies map[string]ttl.
 		}
 		return fail(stderr, "stats", err)
 	}
-	policies, err := policy.Policies(ctx, admin, c.schedule)
+	tool, err := policy.New(admin, nil, c.schedule, nil, policy.Options{})
+	if err != nil {
+		return fail(stderr, "stats", err)
+	}
+	policies, err := tool.Policies(ctx)
 	if err != nil {
 		return fail(stderr, "stats", err)
 	}

@@ -92,7 +92,13 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if report == nil {
 		return fail(stderr, "stats", err)
 	}
-	if code := printReport(c, stdout, stderr, "stats", report, renderAudit); code != exitOK {
+	return printStats(c, stdout, stderr, report, renderAudit, err)
+}
+
+// printStats prints what stats counted, then err, if the scan did not
+// finish, saying that the counts printed are partial.
+func printStats[R any](c *config, stdout, stderr io.Writer, report R, render func(io.Writer, R), err error) int {
+	if code := printReport(c, stdout, stderr, "stats", report, render); code != exitOK {
 		return code
 	}
 	if err != nil {

@@ -357,6 +357,12 @@ func (m Move) valid() error {
 	return nil
 }
 
+// Rule returns the move's rule, or the error, wrapping ErrInvalidStrategy,
+// that makes the move invalid. It is how the module's tools, which see a
+// Move only as a Strategy, read its rule: they cannot name the result's
+// type, which is internal to this module.
+func (m Move) Rule() (rules.Strategy, error) { return checkedRule(m) }
+
 // rule returns the move's rule: each cell follows its side's.
 func (m Move) rule() rules.Strategy {
 	r := m.rules()

@@ -102,8 +102,9 @@ var (
 
 // MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64
 // microseconds rounded down to a whole millisecond, in the year 294,247.
-// [Forever] cells are stored at or just below it.
-const MaxTimestamp bigtable.Timestamp = rules.MaxTimestamp
+// [Forever] cells are stored at or just below it. (It is the rules'
+// MaxTimestamp, written out so that documentation shows its value.)
+const MaxTimestamp bigtable.Timestamp = 9_223_372_036_854_775_000
 
 // A Lifetime says how long one written cell lives. Make one with [For],
 // [Until] or [Version], or use [Default] or [Forever]. The zero value is

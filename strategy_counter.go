@@ -82,6 +82,10 @@ func (c counter) valid() error {
 	return fmt.Errorf("%w: %v: counters count in OneSecond or DefaultExpiration, whose timestamps are expiries", ErrInvalidStrategy, c)
 }
 
+// Rule gives package rules the counter's rule (see rules.Ruler); counter
+// is unexported, so the method is no part of this package's API.
+func (c counter) Rule() (rules.Strategy, error) { return checkedRule(c) }
+
 func (c counter) rule() rules.Strategy {
 	var r rules.Strategy
 	if c.s != nil {

@@ -74,6 +74,9 @@ func (s defaultExpiration) valid() error {
 	return checkGrace(s, s.grace)
 }
 
+// Rule gives package rules the strategy's rule (see rules.Ruler).
+func (s defaultExpiration) Rule() (rules.Strategy, error) { return checkedRule(s) }
+
 func (s defaultExpiration) rule() rules.Strategy {
 	return rules.Strategy{Kind: rules.ByTime, Time: rules.Time{Offset: s.d}, Grace: s.grace}
 }

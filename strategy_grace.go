@@ -89,6 +89,10 @@ func (b badGrace) valid() error {
 	return fmt.Errorf("%w: %v: a grace is for OneSecond, DefaultExpiration and their counters, whose cells expire at an instant; a move's grace is its sides'", ErrInvalidStrategy, b)
 }
 
+// Rule gives package rules the error that makes the strategy invalid
+// (see rules.Ruler).
+func (b badGrace) Rule() (rules.Strategy, error) { return checkedRule(b) }
+
 func (b badGrace) rule() rules.Strategy { return rules.Strategy{} }
 
 func (badGrace) supersedes(bigtable.Timestamp) (rules.Range, bool) { return rules.Range{}, false }

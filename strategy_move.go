@@ -357,11 +357,12 @@ func (m Move) valid() error {
 	return nil
 }
 
+// Rule returns the move's rule, or the error that makes it invalid, for
+// the module's tools; the result's type is internal to the module.
+func (m Move) Rule() (rules.Strategy, error) { return checkedRule(m) }
+
 // rule returns the move's rule: each cell follows its side's.
-func (m Move) rule() rules.Strategy {
-	r := m.rules()
-	return rules.Strategy{Kind: rules.Moving, Move: &r}
-}
+func (m Move) rule() rules.Strategy { return m.rules().Strategy() }
 
 // supersedes returns, for a cell written the new way in a move from real
 // timestamps to sequence numbers, the old cells of its column: they would

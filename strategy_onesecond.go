@@ -67,6 +67,9 @@ func (s oneSecond) String() string { return withGrace("OneSecond()", s.grace) }
 
 func (s oneSecond) valid() error { return checkGrace(s, s.grace) }
 
+// Rule gives package rules the strategy's rule (see rules.Ruler).
+func (s oneSecond) Rule() (rules.Strategy, error) { return checkedRule(s) }
+
 func (s oneSecond) rule() rules.Strategy {
 	return rules.Strategy{Kind: rules.ByTime, Time: oneSecondRule, Grace: s.grace}
 }

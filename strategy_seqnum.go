@@ -74,6 +74,9 @@ func (s sequenceNumbers) valid() error {
 	return nil
 }
 
+// Rule gives package rules the strategy's rule (see rules.Ruler).
+func (s sequenceNumbers) Rule() (rules.Strategy, error) { return checkedRule(s) }
+
 func (s sequenceNumbers) rule() rules.Strategy {
 	return rules.Strategy{Kind: rules.ByVersions, Versions: s.n}
 }

@@ -73,7 +73,7 @@ func NewTable(tbl bigtable.TableAPI, families map[string]Strategy, opts ...Optio
 	if tbl == nil || rules.IsNilPointer(tbl) {
 		return nil, fmt.Errorf("%w: NewTable: nil bigtable.TableAPI", ErrNilArgument)
 	}
-	managed, err := rules.CheckFamilies(families, ErrInvalidStrategy)
+	managed, err := rules.CheckFamilies(families)
 	if err != nil {
 		return nil, fmt.Errorf("NewTable: %w", err)
 	}

@@ -33,20 +33,20 @@ var (
 	// nil strategy, DefaultExpiration with a non-positive or sub-millisecond
 	// default, SequenceNumbers with a non-positive count, a family name
 	// Bigtable would refuse, a strategy from outside this package.
-	ErrInvalidStrategy = errors.New("ttl: invalid strategy")
+	ErrInvalidStrategy error = rules.ErrInvalidStrategy
 
 	// ErrInvalidOption reports an option that cannot work: a nil clock, a
 	// negative read margin, a bad OtherFamilies name, a WithSchedule that
 	// names a family it cannot schedule or the table itself, a
 	// bigtable.RowFilter that would replace the expiry filter, a nil read
 	// option.
-	ErrInvalidOption = errors.New("ttl: invalid option")
+	ErrInvalidOption error = rules.ErrInvalidOption
 
 	// ErrUnknownFamily reports a write to a family the table does not know:
 	// an empty name, or, when the table's families are declared with
 	// OtherFamilies, a family that is neither managed nor declared; and a
 	// counter read (ReadCounter, SumCounter) of a family that is neither.
-	ErrUnknownFamily = errors.New("ttl: unknown column family")
+	ErrUnknownFamily error = rules.ErrUnknownFamily
 
 	// ErrInvalidMutation reports a mutation Bigtable cannot take: nil, with
 	// nothing in it, a conditional one nested in another or sent in bulk.
@@ -65,7 +65,7 @@ var (
 
 	// ErrNilArgument reports a nil argument that the call cannot do
 	// without: a context, a table, a row set, a callback.
-	ErrNilArgument = errors.New("ttl: nil argument")
+	ErrNilArgument error = rules.ErrNilArgument
 
 	// ErrConflict reports a Touch that wrote nothing because the cell
 	// changed between its read and its write: replaced, deleted, rewritten
@@ -102,8 +102,9 @@ var (
 
 // MaxTimestamp is the largest timestamp Bigtable accepts: math.MaxInt64
 // microseconds rounded down to a whole millisecond, in the year 294,247.
-// [Forever] cells are stored at or just below it.
-const MaxTimestamp bigtable.Timestamp = rules.MaxTimestamp
+// [Forever] cells are stored at or just below it. (It is the rules'
+// MaxTimestamp, written out so that documentation shows its value.)
+const MaxTimestamp bigtable.Timestamp = 9_223_372_036_854_775_000
 
 // A Lifetime says how long one written cell lives. Make one with [For],
 // [Until] or [Version], or use [Default] or [Forever]. The zero value is
@@ -237,7 +238,8 @@ type Strategy interface {
 	valid() error
 
 	// rule returns the rule behind the timestamps, which the rest of the
-	// module reads through rules.Of.
+	// module reads, checked, through each strategy's exported Rule
+	// (rules.Of).
 	rule() rules.Strategy
 
 	// supersedes returns the timestamps of its column that a cell written
@@ -345,20 +347,12 @@ func quickTimestamp(r rules.Time, now time.Time, life Lifetime) (bigtable.Timest
 	return bigtable.Timestamp(ms * 1000), true
 }
 
-// init gives the module's other packages the rule behind a strategy: the
-// operators' tools read it through rules.Of.
-func init() {
-	rules.Of = func(s any) (rules.Strategy, error) {
-		if s == nil {
-			return rules.Strategy{Kind: rules.None}, nil
-		}
-		st, ok := s.(Strategy)
-		if !ok {
-			return rules.Strategy{}, fmt.Errorf("%w: %T is not a ttl.Strategy", ErrInvalidStrategy, s)
-		}
-		if err := st.valid(); err != nil {
-			return rules.Strategy{}, err
-		}
-		return st.rule(), nil
+// checkedRule returns the rule of a valid strategy, or the error that
+// makes it invalid: each strategy's Rule, which package rules reads
+// through rules.Of (a rules.Ruler), since it imports nothing of this one.
+func checkedRule(s Strategy) (rules.Strategy, error) {
+	if err := s.valid(); err != nil {
+		return rules.Strategy{}, err
 	}
+	return s.rule(), nil
 }

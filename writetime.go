@@ -26,8 +26,9 @@ import (
 // WriteTimePrefix begins the qualifier of every write-time companion cell
 // (see [RecordWriteTime]): the companion of column "c" is
 // WriteTimePrefix + "c". It is part of the wire format; other readers of a
-// family with companions skip the qualifiers that start with it.
-const WriteTimePrefix = reservedFrom + "wt:"
+// family with companions skip the qualifiers that start with it. Its value
+// is written out, so that documentation shows it: reservedFrom + "wt:".
+const WriteTimePrefix = "\xff\xffwt:"
 
 const (
 	// reservedFrom starts the qualifiers kept for companions.

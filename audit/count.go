@@ -28,7 +28,7 @@ func NewReport(table string, now time.Time, families map[string]ttl.Strategy, po
 	managed := map[string]ttl.Strategy{}
 	if len(families) > 0 {
 		var err error
-		if managed, err = rules.CheckFamilies(families, ttl.ErrInvalidStrategy); err != nil {
+		if managed, err = rules.CheckFamilies(families); err != nil {
 			return nil, fmt.Errorf("audit.NewReport: %w", err)
 		}
 	}

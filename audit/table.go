@@ -67,7 +67,7 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 		return nil, fmt.Errorf("%w: audit.New: nil admin client or table", ttl.ErrNilArgument)
 	}
 	if len(families) > 0 {
-		if _, err := rules.CheckFamilies(families, ttl.ErrInvalidStrategy); err != nil {
+		if _, err := rules.CheckFamilies(families); err != nil {
 			return nil, fmt.Errorf("audit.New: %w", err)
 		}
 	}

@@ -176,7 +176,7 @@ func (t *Tool) Check(ctx context.Context) ([]Status, error) {
 // and returns their names sorted. A DefaultExpiration of a fraction of a
 // second is refused too: TableInfo reports ages in whole seconds.
 func checkedFamilies(families map[string]ttl.Strategy) ([]string, map[string]ttl.Strategy, error) {
-	managed, err := rules.CheckFamilies(families, ttl.ErrInvalidStrategy)
+	managed, err := rules.CheckFamilies(families)
 	if err != nil {
 		return nil, nil, err
 	}

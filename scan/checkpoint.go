@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // A Checkpoint keeps the record of table-wide work that writes (a strategy
@@ -188,7 +188,7 @@ func OpenJournal(cp Checkpoint, work string, split func() ([]Shard, error)) (*Jo
 	}
 	if rec != nil && rec.Work != work {
 		return nil, fmt.Errorf("%w: the checkpoint records other work (%s), not %s; give this work a checkpoint of its own",
-			ttl.ErrInvalidOption, rec.Work, work)
+			rules.ErrInvalidOption, rec.Work, work)
 	}
 	if rec == nil {
 		shards, err := split()

@@ -8,7 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // DefaultWorkers is how many shards table-wide work reads at once unless
@@ -73,11 +73,11 @@ type Options struct {
 func (o Options) Check() error {
 	switch {
 	case o.Workers < 0:
-		return fmt.Errorf("%w: scan.Options.Workers %d: must not be negative", ttl.ErrInvalidOption, o.Workers)
+		return fmt.Errorf("%w: scan.Options.Workers %d: must not be negative", rules.ErrInvalidOption, o.Workers)
 	case o.ProgressEvery < 0:
-		return fmt.Errorf("%w: scan.Options.ProgressEvery %v: must not be negative", ttl.ErrInvalidOption, o.ProgressEvery)
+		return fmt.Errorf("%w: scan.Options.ProgressEvery %v: must not be negative", rules.ErrInvalidOption, o.ProgressEvery)
 	case math.IsNaN(o.Sample) || o.Sample < 0 || o.Sample >= 1:
-		return fmt.Errorf("%w: scan.Options.Sample %v: want 0 (every shard) or a fraction below 1", ttl.ErrInvalidOption, o.Sample)
+		return fmt.Errorf("%w: scan.Options.Sample %v: want 0 (every shard) or a fraction below 1", rules.ErrInvalidOption, o.Sample)
 	}
 	return nil
 }

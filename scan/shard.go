@@ -11,12 +11,11 @@ package scan
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sort"
 
 	"cloud.google.com/go/bigtable"
 
-	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/rules"
 )
 
 // A Shard is one piece of work that reads a whole table: the rows from
@@ -64,21 +63,14 @@ const MaxShards = 1024
 // tablets of the table as Bigtable serves it), into at most MaxShards
 // shards that together cover every row once, in row order.
 func Shards(ctx context.Context, tbl bigtable.TableAPI) ([]Shard, error) {
-	if ctx == nil || tbl == nil || isNilPointer(tbl) {
-		return nil, fmt.Errorf("%w: scan.Shards: nil context or table", ttl.ErrNilArgument)
+	if ctx == nil || tbl == nil || rules.IsNilPointer(tbl) {
+		return nil, fmt.Errorf("%w: scan.Shards: nil context or table", rules.ErrNilArgument)
 	}
 	keys, err := tbl.SampleRowKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scan: sampling the table's row keys: %w", err)
 	}
 	return splitOn(keys, MaxShards), nil
-}
-
-// isNilPointer reports whether v holds a nil pointer, which would satisfy
-// an interface and then panic when used.
-func isNilPointer(v any) bool {
-	rv := reflect.ValueOf(v)
-	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // splitOn returns the shards between the boundaries keys (in any order,

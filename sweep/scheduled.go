@@ -67,18 +67,25 @@ func (s *Sweeper) checkSchedule() error {
 
 // ownsEntries reports whether the sweep's rounds may delete the entries
 // they serve, the table's families being those found (with their GC
-// policies): when it sweeps every family GC collects by age, the only
-// ones whose cells have entries. An entry names a row and a second, not
-// a family: a sweep of some families that deleted it would hide the
-// cells of the others from a scheduled sweep of those. Without an admin
-// client the families are not known, and entries go by the schedule's
-// GC.
+// policies): see OwnsEntries. Without an admin client the families are
+// not known, and entries go by the schedule's GC.
 func (s *Sweeper) ownsEntries(found map[string]bigtable.GCPolicy) bool {
-	for name, p := range found {
-		if _, aged := rules.GCAge(p); !aged {
-			continue
-		}
-		if !slices.ContainsFunc(s.fams, func(f family) bool { return f.name == name }) {
+	return OwnsEntries(found, func(name string) bool {
+		return slices.ContainsFunc(s.fams, func(f family) bool { return f.name == name })
+	})
+}
+
+// OwnsEntries reports whether a sweep of the families swept reports true
+// for may delete the schedule entries it serves, in a table whose
+// families have the GC policies given: when it sweeps every family GC
+// collects by age, the only ones whose cells have entries. An entry names
+// a row and a second, not a family: a sweep of some families that deleted
+// it would hide the cells of the others from a scheduled sweep of those.
+// A Sweeper applies it itself; a sweep run elsewhere (the Beam job) asks
+// it too.
+func OwnsEntries(policies map[string]bigtable.GCPolicy, swept func(family string) bool) bool {
+	for name, p := range policies {
+		if _, aged := rules.GCAge(p); aged && !swept(name) {
 			return false
 		}
 	}

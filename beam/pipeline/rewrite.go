@@ -13,7 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/beam/internal/text"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
@@ -71,12 +70,7 @@ func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollec
 	if err != nil {
 		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: table %q: %w", cfg.Table.Table, err)
 	}
-	owns := true
-	for name, p := range data {
-		if _, aged := rules.GCAge(p); aged && cfg.Families[name] == "" {
-			owns = false
-		}
-	}
+	owns := sweep.OwnsEntries(data, func(name string) bool { return cfg.Families[name] != "" })
 	salts := make([]int, schedule.Salts)
 	for i := range salts {
 		salts[i] = i

@@ -13,30 +13,48 @@ import (
 // OtherFamilies, ErrUnknownFamily in a Mutation or ReadModifyWrite (the
 // data). The message always names the family.
 
+// A Ruler is a strategy that knows its rule: each of package ttl's
+// strategies. The method is exported so that this package, which imports
+// nothing of ttl, can ask for it; ttl declares it on its unexported
+// strategy types and on Move, whose rule is Kind Moving.
+type Ruler interface {
+	// Rule returns the rule behind the strategy's timestamps, or the
+	// error, wrapping ErrInvalidStrategy, that makes the strategy invalid.
+	Rule() (Strategy, error)
+}
+
 // Of returns the rule of s, a ttl.Strategy, or the error, wrapping
-// ttl.ErrInvalidStrategy, that makes s invalid. A nil s is a family
-// without a strategy (Kind None). Package ttl sets Of when it is
-// initialised; nothing else may.
-var Of func(s any) (Strategy, error)
+// ErrInvalidStrategy, that makes s invalid. A nil s is a family without a
+// strategy (Kind None); anything but a Ruler is no strategy of ttl's.
+func Of(s any) (Strategy, error) {
+	if s == nil {
+		return Strategy{Kind: None}, nil
+	}
+	r, ok := s.(Ruler)
+	if !ok || IsNilPointer(s) {
+		return Strategy{}, fmt.Errorf("%w: %T is not a ttl.Strategy", ErrInvalidStrategy, s)
+	}
+	return r.Rule()
+}
 
 // CheckFamilies validates a map of managed families as NewTable, the
 // family tools and the audit take it: at least one family, each with a
-// name Bigtable accepts and a valid strategy. Its errors wrap invalid
-// (ttl.ErrInvalidStrategy, which this package cannot name). It returns a
-// copy, so that the caller may change its map afterwards.
-func CheckFamilies[S comparable](families map[string]S, invalid error) (map[string]S, error) {
+// name Bigtable accepts and a valid strategy. Its errors wrap
+// ErrInvalidStrategy. It returns a copy, so that the caller may change its
+// map afterwards.
+func CheckFamilies[S comparable](families map[string]S) (map[string]S, error) {
 	if len(families) == 0 {
-		return nil, fmt.Errorf("%w: no family has a strategy", invalid)
+		return nil, fmt.Errorf("%w: no family has a strategy", ErrInvalidStrategy)
 	}
 	managed := make(map[string]S, len(families))
 	var none S
 	for name, s := range families {
 		if err := CheckFamilyName(name); err != nil {
-			return nil, fmt.Errorf("%w: %v", invalid, err)
+			return nil, fmt.Errorf("%w: %v", ErrInvalidStrategy, err)
 		}
 		if s == none {
 			return nil, fmt.Errorf("%w: family %q has a nil strategy; use OneSecond, DefaultExpiration or SequenceNumbers",
-				invalid, name)
+				ErrInvalidStrategy, name)
 		}
 		if _, err := Of(s); err != nil {
 			return nil, fmt.Errorf("%w (family %q)", err, name)

@@ -122,6 +122,9 @@ func (m Move) Sides() (old, new Side, boundary bigtable.Timestamp) {
 	return old, new, boundary
 }
 
+// Strategy returns the move as a strategy's rule, of Kind Moving.
+func (m Move) Strategy() Strategy { return Strategy{Kind: Moving, Move: &m} }
+
 // Started reports whether the move has started at now: whether writes
 // use the new strategy.
 func (m Move) Started(now time.Time) bool { return !now.Before(m.Start) }

@@ -4,10 +4,12 @@
 // timestamps, the two sides of a strategy move, what a GC policy lets GC
 // delete, and family names.
 //
-// A strategy is a ttl.Strategy, whose rule ttl keeps unexported; [Of] is
-// the one way the module's other packages read it. Package ttl sets Of
-// when it is initialised, so any package that holds a ttl.Strategy (and
-// therefore imports ttl) finds it set.
+// It is the module's ground floor: it imports nothing of the module and
+// nothing above fills it in. A strategy is a ttl.Strategy, whose rule ttl
+// keeps unexported; [Of] is the one way the module's other packages read
+// it, through the Rule method ([Ruler]) of ttl's strategy types. The
+// sentinels the floors below ttl return are declared here, and ttl
+// re-exports them under the same names.
 package rules
 
 import (

@@ -10,11 +10,12 @@ import (
 	"github.com/cellttl/ttl/internal/rules"
 )
 
-// Package ttl sets rules.Of: these tests use real strategies.
+// These tests use package ttl's strategies, whose Rule methods rules.Of
+// reads.
 
 // TestCheckFamilies checks the map of managed families the tools take: at
 // least one, each with a name Bigtable accepts and a valid strategy, its
-// errors wrapping the sentinel given and naming the family; the map
+// errors wrapping ErrInvalidStrategy and naming the family; the map
 // returned is a copy.
 func TestCheckFamilies(t *testing.T) {
 	for _, tt := range []struct {
@@ -31,7 +32,7 @@ func TestCheckFamilies(t *testing.T) {
 		{"an invalid default", map[string]ttl.Strategy{"g": ttl.DefaultExpiration(-time.Hour)}, ttl.ErrInvalidStrategy, `"g"`},
 		{"an invalid move", map[string]ttl.Strategy{"m": ttl.Move{To: ttl.OneSecond()}}, ttl.ErrInvalidStrategy, `"m"`},
 	} {
-		got, err := rules.CheckFamilies(tt.families, ttl.ErrInvalidStrategy)
+		got, err := rules.CheckFamilies(tt.families)
 		if !errors.Is(err, tt.want) || got != nil {
 			t.Errorf("%s: %v, %v; want %v", tt.name, got, err, tt.want)
 			continue
@@ -41,19 +42,13 @@ func TestCheckFamilies(t *testing.T) {
 		}
 	}
 
-	// The sentinel is the caller's.
-	mine := errors.New("mine")
-	if _, err := rules.CheckFamilies(map[string]ttl.Strategy{"-f": ttl.OneSecond()}, mine); !errors.Is(err, mine) {
-		t.Errorf("a bad name: %v, want the caller's sentinel", err)
-	}
-
 	families := map[string]ttl.Strategy{
 		"sess": ttl.OneSecond(),
 		"hits": ttl.DefaultExpiration(time.Hour),
 		"rev":  ttl.SequenceNumbers(2),
 		"mv":   ttl.Move{To: ttl.OneSecond(), Start: time.Date(2030, 5, 1, 0, 0, 0, 0, time.UTC), Old: ttl.For(time.Hour)},
 	}
-	got, err := rules.CheckFamilies(families, ttl.ErrInvalidStrategy)
+	got, err := rules.CheckFamilies(families)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +96,29 @@ func TestOf(t *testing.T) {
 	if !sameTimes || m != want {
 		t.Errorf("Of(a move).Move = %+v, want %+v", *got.Move, want)
 	}
-	for _, bad := range []any{"OneSecond", 3, ttl.SequenceNumbers(-1)} {
+	var nilMove *ttl.Move // a Ruler through its pointer, nil
+	for _, bad := range []any{"OneSecond", 3, ttl.SequenceNumbers(-1), nilMove} {
 		if _, err := rules.Of(bad); !errors.Is(err, ttl.ErrInvalidStrategy) {
 			t.Errorf("Of(%v) = %v, want ErrInvalidStrategy", bad, err)
+		}
+	}
+}
+
+// TestSentinels checks that package ttl's sentinels are the ground floor's,
+// with ttl's messages: an error the floors below ttl return is the one a
+// caller tests against ttl's name.
+func TestSentinels(t *testing.T) {
+	for _, tt := range []struct {
+		rules, ttl error
+		msg        string
+	}{
+		{rules.ErrInvalidStrategy, ttl.ErrInvalidStrategy, "ttl: invalid strategy"},
+		{rules.ErrInvalidOption, ttl.ErrInvalidOption, "ttl: invalid option"},
+		{rules.ErrUnknownFamily, ttl.ErrUnknownFamily, "ttl: unknown column family"},
+		{rules.ErrNilArgument, ttl.ErrNilArgument, "ttl: nil argument"},
+	} {
+		if tt.rules != tt.ttl || tt.rules.Error() != tt.msg {
+			t.Errorf("%v is not ttl's %v, %q", tt.rules, tt.ttl, tt.msg)
 		}
 	}
 }

@@ -186,7 +186,7 @@ func (r *Report) Losses() []Finding {
 // state is refused with ErrNotTerraform (and ttl.ErrInvalidOption), and
 // families ttl.NewTable would refuse with ttl.ErrInvalidStrategy.
 func Check(r io.Reader, instance, table string, families map[string]ttl.Strategy) (*Report, error) {
-	managed, err := rules.CheckFamilies(families, ttl.ErrInvalidStrategy)
+	managed, err := rules.CheckFamilies(families)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ const (
 // TableResource that is not a google_bigtable_table address, and two
 // families whose resource names would be the same.
 func GCPolicies(families map[string]ttl.Strategy, o Options) (string, error) {
-	managed, err := rules.CheckFamilies(families, ttl.ErrInvalidStrategy)
+	managed, err := rules.CheckFamilies(families)
 	if err != nil {
 		return "", err
 	}

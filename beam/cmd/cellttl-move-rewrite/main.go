@@ -19,8 +19,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/cellttl/ttl/beam/cmd/internal/launch"
+	"github.com/cellttl/ttl/beam/internal/text"
 	"github.com/cellttl/ttl/beam/pipeline"
-	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/spec"
 )
 

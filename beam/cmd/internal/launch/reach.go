@@ -10,8 +10,8 @@ import (
 
 	"cloud.google.com/go/bigtable"
 
+	"github.com/cellttl/ttl/beam/internal/text"
 	"github.com/cellttl/ttl/beam/pipeline"
-	"github.com/cellttl/ttl/internal/text"
 )
 
 // DefaultConnectTimeout bounds a job's first request to Bigtable by

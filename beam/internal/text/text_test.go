@@ -1,0 +1,49 @@
+package text
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// TestSpelling checks each spelling against the root tools' (see
+// internal/text of the root module): the same input reads the same.
+func TestSpelling(t *testing.T) {
+	for _, tt := range []struct{ got, want string }{
+		{Plural(1, "row", "rows"), "1 row"},
+		{Plural(0, "row", "rows"), "0 rows"},
+		{Plural(3, "entry", "entries"), "3 entries"},
+		{Time(time.Date(2030, 4, 30, 11, 0, 0, 0, time.FixedZone("CEST", 2*3600))), "2030-04-30T09:00:00.000Z"},
+		{Bytes(512), "512 B"},
+		{Bytes(1536), "1.5 KiB"},
+		{Bytes(3 << 20), "3.0 MiB"},
+		{Bytes(1 << 62), "4096.0 PiB"},
+		{Server("localhost:8086", "p", "i"), "the emulator at BIGTABLE_EMULATOR_HOST=localhost:8086"},
+		{Server("", "p", "i"), `Cloud Bigtable, project "p" instance "i" (-project, -instance)`},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%q, want %q", tt.got, tt.want)
+		}
+	}
+}
+
+// TestDuration checks that a Duration is written as a Go duration string
+// and read from one or from nanoseconds, and that anything else is refused.
+func TestDuration(t *testing.T) {
+	b, err := json.Marshal(Duration(90 * time.Minute))
+	if err != nil || string(b) != `"1h30m0s"` {
+		t.Errorf("Marshal = %s, %v; want \"1h30m0s\"", b, err)
+	}
+	for in, want := range map[string]Duration{`"1m0s"`: Duration(time.Minute), `1000000000`: Duration(time.Second)} {
+		var d Duration
+		if err := json.Unmarshal([]byte(in), &d); err != nil || d != want {
+			t.Errorf("Unmarshal(%s) = %v, %v; want %v", in, time.Duration(d), err, time.Duration(want))
+		}
+	}
+	for _, bad := range []string{`"soon"`, `true`} {
+		var d Duration
+		if err := json.Unmarshal([]byte(bad), &d); err == nil {
+			t.Errorf("Unmarshal(%s) = %v, want an error", bad, time.Duration(d))
+		}
+	}
+}

@@ -44,8 +44,8 @@ import (
 // policy is applied only once no old cell is stored: a GC step applies
 // To's policy by hand, without FinishMove, which first deletes the old
 // cells still stored (TestMoveFinishToSequenceNumbersLosesVersions in
-// move_bugs_test.go, fixed); left there, expired old cells outrank every
-// version, and MaxVersions would delete live ones.
+// tests/moves/move_bugs_test.go, fixed); left there, expired old cells
+// outrank every version, and MaxVersions would delete live ones.
 //
 // Each pair's operations are split in runs of 250 on fresh tables, each
 // with its own Move: Old cycles through Default, For, Until and Forever,

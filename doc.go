@@ -28,11 +28,15 @@
 //
 // # Quick start
 //
-// Give each managed family its strategy's GC policy (policy.Check and
-// policy.Ensure in github.com/cellttl/ttl/policy, or the cellttl command),
-// wrap the table, and write through recipes:
+// Give each managed family its strategy's GC policy (policy.Tool.Check and
+// policy.Tool.Ensure in github.com/cellttl/ttl/policy, or the cellttl command),
+// wrap the table, and write through recipes. A recipe ([Mutation],
+// [ReadModifyWrite]) records a row's changes with their lifetimes and
+// computes nothing: the timestamps are computed when it is applied, at the
+// call's one reading of the clock, and a recipe with any bad change is
+// refused whole before anything is sent.
 //
-//	tbl, err := ttl.NewTable(client.OpenTable("events"), map[string]ttl.Strategy{
+//	tbl, err := ttl.NewTable(client.Open("events"), map[string]ttl.Strategy{
 //		"clicks": ttl.DefaultExpiration(48 * time.Hour),
 //		"sess":   ttl.OneSecond(),
 //	}, ttl.OtherFamilies("meta"))
@@ -83,7 +87,7 @@
 //     expired counter restarts instead of resurfacing.
 //   - Millisecond granularity and range: every timestamp is aligned and
 //     checked; nothing wraps or rounds late.
-//   - GC policies that delete existing data: policy.Ensure refuses such
+//   - GC policies that delete existing data: policy.Tool.Ensure refuses such
 //     changes unless explicitly allowed.
 //
 // # Clock skew

@@ -30,8 +30,9 @@ type metricsConfig struct {
 // family and the call as attributes (cellttl.family, cellttl.call), and
 // attrs: a Table does not know the name of the table it writes, so a
 // service with several tables passes attribute.String("cellttl.table",
-// name). Without this option the table records nothing and pays nothing. A nil mp is refused with ErrInvalidOption; so
-// is a provider that refuses the instruments.
+// name). Without this option the table records nothing and pays
+// nothing. A nil mp is refused with ErrInvalidOption; so is a provider
+// that refuses the instruments.
 func WithMeterProvider(mp metric.MeterProvider, attrs ...attribute.KeyValue) Option {
 	return optionFunc(func(c *config) error {
 		if mp == nil {

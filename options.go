@@ -105,6 +105,12 @@ func WithReadMargin(d time.Duration) Option {
 // bigtable.ReadOption (LimitRows, ReverseScan, WithFullReadStats, …) but
 // bigtable.RowFilter, which would replace the expiry filter and is refused
 // with ErrInvalidOption; use [RowFilter] instead.
+//
+// It is an alias so that Bigtable's options pass unchanged; in return
+// the package's own read options compile where a bigtable.Table wants
+// one. There [RowFilter] is a plain bigtable.RowFilter, and [KeepAlive]
+// and [WithWriteTimes], which a bigtable.Table cannot honour, fail the
+// read with a message naming them rather than be ignored.
 type ReadOption = bigtable.ReadOption
 
 // RowFilter returns a read option that applies f to the cells that are
@@ -141,13 +147,14 @@ type rowFilterOption struct {
 // Touch renews a cell (one conditional mutation per column renewed; with
 // RecordWriteTime and without WithWriteTimes, one read of the row's write
 // times first; with WithSchedule, one write of the entries of a row's
-// renewals in a family first, whose failure fails them). A cell read again and again is thus renewed at most once
-// per slack, however short idle is: a renewed cell expires idle + slack
-// after the read that renewed it (rounded up to the millisecond), so once
-// the reads stop it expires between idle and idle + slack + 1ms after the
-// last one. A renewal never shortens an expiry, never creates a cell, and
-// never overwrites a newer write: one that loses such a race is not an
-// error, the newer state stands. A cell the read does not return (hidden
+// renewals in a family first, whose failure fails them). A cell read
+// again and again is thus renewed at most once per slack, however short
+// idle is: a renewed cell expires idle + slack after the read that
+// renewed it (rounded up to the millisecond), so once the reads stop it
+// expires between idle and idle + slack + 1ms after the last one. A
+// renewal never shortens an expiry, never creates a cell, and never
+// overwrites a newer write: one that loses such a race is not an error,
+// the newer state stands. A cell the read does not return (hidden
 // by the RowFilter) is not renewed, nor a Forever cell. A due cell returned
 // with an empty value (a RowFilter that strips values, or an empty value)
 // is read once more first, since the renewal rewrites the value.
@@ -161,17 +168,44 @@ type rowFilterOption struct {
 // returns the row and the error); a renewal is a single-row transaction,
 // which an app profile with multi-cluster routing refuses, and the error
 // then wraps ErrTransactionNotAllowed too. idle must be positive.
-func KeepAlive(idle time.Duration) ReadOption { return keepAliveOption{noopReadOption, idle} }
+//
+// Passed to a bigtable.Table directly, which cannot renew anything, it
+// makes the read fail with InvalidArgument and a message that names
+// ttl.KeepAlive, instead of reading without renewals: it carries a
+// bigtable.RowFilter that Bigtable refuses (the emulator, only once the
+// read meets a cell). A bigtable.RowFilter (or a
+// RowFilter) given after it in that call replaces it, as the last filter
+// of a bigtable read wins, and the misuse then goes unreported.
+func KeepAlive(idle time.Duration) ReadOption {
+	return keepAliveOption{misuse("ttl.KeepAlive"), idle}
+}
 
-// keepAliveOption embeds a harmless bigtable option to satisfy the sealed
-// interface, should it be passed to a bigtable.Table directly.
+// keepAliveOption embeds a bigtable option to satisfy the sealed
+// interface; the Table recognises it by type and reads idle, and drops
+// the embedded option, which is only for a bigtable.Table given it.
 type keepAliveOption struct {
 	bigtable.ReadOption
 	idle time.Duration
 }
 
-// noopReadOption asks for read statistics and ignores them.
-var noopReadOption = bigtable.WithFullReadStats(func(*bigtable.FullReadStats) {})
+// misuse returns the bigtable option that a ttl read option named name
+// embeds when Bigtable cannot do what it asks: a filter that Bigtable
+// refuses, so that the option passed to a bigtable.Table directly fails
+// the read, with name in the message, instead of being ignored.
+//
+// The filter is a value regular expression that is not valid RE2 (an
+// unclosed parenthesis) and spells the mistake. Bigtable documents that
+// value_regex_filter must be valid RE2, and its server rejects a filter
+// with an invalid pattern with InvalidArgument (google-cloud-cpp's
+// filters.h says so; google-cloud-go#6519 quotes the server's "Error in
+// field 'row_key_regex_filter'" for a bad row key pattern). The emulator
+// (bttest v1.35) does too, quoting the pattern, though only once the read
+// meets a cell: its read of an empty range succeeds. A valid pattern
+// would not do: it would silently drop the cells.
+func misuse(name string) bigtable.ReadOption {
+	pattern := name + " is a ttl.Table read option, not a bigtable.Table one ("
+	return bigtable.RowFilter(bigtable.ValueFilter(pattern))
+}
 
 // rawRowFilter is the dynamic type of a bigtable.RowFilter option.
 var rawRowFilter = reflect.TypeOf(bigtable.RowFilter(bigtable.PassAllFilter()))

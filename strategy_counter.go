@@ -19,7 +19,7 @@ import (
 // refuse single-row transactions, and batches in ApplyBulk).
 //
 // The family must be created as an aggregate family of int64 sums with
-// s's GC policy; policy.Ensure creates it so, and policy.Check reports a
+// s's GC policy; policy.Tool.Ensure creates it so, and policy.Tool.Check reports a
 // plain family as a mismatch. Counters are written with Mutation.Add and
 // read with Table.ReadCounter and Table.SumCounter; Set, Replace, Touch
 // and read-modify-write are refused there with ErrCounter.

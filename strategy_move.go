@@ -333,7 +333,7 @@ func (m Move) valid() error {
 	case fromVersions && !toVersions:
 	case fromDefault && toOneSecond:
 	default:
-		return bad("moves go from a family without a strategy to any strategy, from SequenceNumbers to OneSecond or DefaultExpiration, and from DefaultExpiration to OneSecond; other changes need no move: policy.Ensure makes them, or refuses those that lose data")
+		return bad("moves go from a family without a strategy to any strategy, from SequenceNumbers to OneSecond or DefaultExpiration, and from DefaultExpiration to OneSecond; other changes need no move: policy.Tool.Ensure makes them, or refuses those that lose data")
 	}
 	switch {
 	case m.Start.IsZero() || !m.Start.Truncate(time.Millisecond).Equal(m.Start) || bigtable.Time(m.Start) <= rules.RealTime:

@@ -18,7 +18,7 @@ import (
 // # Families
 //
 // Each managed family has a [Strategy], and the family's GC policy must be
-// the strategy's GCPolicy (policy.Check verifies it, policy.Ensure sets
+// the strategy's GCPolicy (policy.Tool.Check verifies it, policy.Tool.Ensure sets
 // it). Families without a strategy are read back unchanged and take only
 // [Default] writes, stamped with the clock's now. Declare them with
 // [OtherFamilies] so that reads need no regular expression.

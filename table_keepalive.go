@@ -101,6 +101,9 @@ func (t *Table) anyDue(family string, items []bigtable.ReadItem, due time.Time) 
 }
 
 // renewFamily renews the due cells of family in row r, in the order read.
+// It is long because a renewal's steps must run in this order for every
+// cell due (stamp, schedule the entries, read the write times, reread a
+// stripped value, rewrite), and each step's failure is counted per cell.
 func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, due time.Time, rn *renewal) {
 	s, _ := t.renewable(family)
 	items := r[family]

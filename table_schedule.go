@@ -60,7 +60,7 @@ import (
 // A table without WithSchedule pays nothing.
 //
 // The schedule table needs the one family schedule.Family, with the GC
-// policy schedule.Policy gives for the sweep's grace (policy.Ensure does
+// policy schedule.Policy gives for the sweep's grace (policy.Tool.Ensure does
 // not manage it). ApplyReadModifyWrite, whose cells the server stamps,
 // writes no entries.
 func WithSchedule(tbl bigtable.TableAPI, families ...string) Option {

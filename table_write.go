@@ -250,7 +250,9 @@ func (w *writer) stamp(s Strategy, family, column string, life Lifetime) (ts big
 // addRun adds changes, all or part of run r, to b, in order. What the
 // run's changes share is checked once, at its first change, and the
 // column of each change where it matters, so that the error is the one
-// the first invalid change would give on its own.
+// the first invalid change would give on its own. It is long because it
+// is the one switch over every kind of run; its two loops (cells alone,
+// the common case, and cells with companions) are kept apart for speed.
 func (w *writer) addRun(b *built, r *run, changes []change) error {
 	family := r.family
 	if r.kind == opDeleteRow {

@@ -63,14 +63,6 @@ var (
 	// sequence number.
 	ErrServerTimestamp = errors.New("ttl: server timestamps are unsafe in this family")
 
-	// ErrFamilyMismatch reports a managed family that is missing or whose GC
-	// policy is not exactly the one its strategy relies on.
-	ErrFamilyMismatch = errors.New("ttl: column family does not match its strategy")
-
-	// ErrDataLoss reports a family change that would delete or hide
-	// existing cells, refused unless the caller allows it.
-	ErrDataLoss = errors.New("ttl: change would delete or hide existing data")
-
 	// ErrNilArgument reports a nil argument that the call cannot do
 	// without: a context, a table, a row set, a callback.
 	ErrNilArgument = errors.New("ttl: nil argument")

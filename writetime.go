@@ -77,10 +77,16 @@ func RecordWriteTime() Option {
 // Companions are fetched for every live cell of a row, whatever the
 // RowFilter keeps of them, and they count for bigtable.LimitRows: a row
 // whose live cells the RowFilter drops all is read, then not returned.
-func WithWriteTimes() ReadOption { return writeTimesOption{noopReadOption} }
+//
+// Passed to a bigtable.Table directly, it makes the read fail with
+// InvalidArgument and a message that names ttl.WithWriteTimes, as
+// [KeepAlive] does.
+func WithWriteTimes() ReadOption { return writeTimesOption{misuse("ttl.WithWriteTimes")} }
 
-// writeTimesOption embeds a harmless bigtable option to satisfy the sealed
-// interface, should it be passed to a bigtable.Table directly.
+// writeTimesOption embeds a bigtable option to satisfy the sealed
+// interface: one that fails a bigtable.Table's read (see misuse), which
+// could not fetch write times; the Table recognises it by type and drops
+// it.
 type writeTimesOption struct{ bigtable.ReadOption }
 
 // WriteTime returns the real write time of item, a cell returned by a read

@@ -1,11 +1,14 @@
-// Package audit counts what a table holds, family by family: the cells
-// reads return, the expired cells still stored because GC lags, the cells
-// that never expire, with their bytes, and when the expired ones become
-// collectable and the live ones expire: the storage a team pays for, and
-// when it is freed.
+// Package audit counts what a table holds, family by family, and when it is freed.
 //
-// Table audits a whole table with the scan engine. The per-row logic is
-// exported (New, Report.Filter, Report.AddRow, Report.Merge) and a Report
+// It counts the cells reads return, the expired cells still stored because
+// GC lags, the cells that never expire, with their bytes, and when the
+// expired ones become collectable and the live ones expire: the storage a
+// team pays for, and when it is freed.
+//
+// An Auditor, bound once with New to the clients, the table, its families'
+// strategies and the options, audits the whole table with the scan engine
+// (Auditor.Run). The per-row logic is exported (NewReport, Report.Filter,
+// Report.AddRow, Report.Merge) and a Report
 // is plain data, so that audits of disjoint parts of a table made anywhere
 // (the Beam module's workers, say) add up to the table's.
 package audit
@@ -21,7 +24,7 @@ import (
 )
 
 // A Report is what a table holds, family by family, at one instant. Its
-// counts come from one scan of the table (see Table); a report made by New
+// counts come from one scan of the table (see Auditor.Run); a report made by NewReport
 // counts the rows given to AddRow. It is plain data, so that partial
 // reports can be encoded (as JSON), sent and merged.
 type Report struct {
@@ -43,7 +46,7 @@ type Report struct {
 	// something are encoded (see Options.AllBuckets).
 	AllBuckets bool `json:"-"`
 
-	rules map[string]rule // by family; only in a report made by New
+	rules map[string]rule // by family; only in a report made by NewReport
 }
 
 // String sums the report up on one line, such as

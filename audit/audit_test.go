@@ -12,6 +12,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/testkit"
 )
 
@@ -50,7 +51,7 @@ func TestAuditTable(t *testing.T) {
 	put("c", "meta", "m", ms(base))
 
 	families := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(2)}
-	report, err := audit.Table(ctx, e.Admin, "t", raw, families, audit.Options{Now: func() time.Time { return base }})
+	report, err := runAudit(ctx, e.Admin, "t", raw, families, audit.Options{Scan: scan.Options{Now: func() time.Time { return base }}})
 	if err != nil {
 		t.Fatal(err)
 	}

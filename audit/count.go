@@ -13,23 +13,23 @@ import (
 	"github.com/cellttl/ttl/scan"
 )
 
-// New returns an empty report of table at now: families are the managed
+// NewReport returns an empty report of table at now: families are the managed
 // families' strategies (nil or empty when none is managed), policies the
 // GC policy of every family of the table as AdminClient.TableInfo reports
-// it (bigtable.NoGcPolicy() or nil for none; see policy.Policies). A
+// it (bigtable.NoGcPolicy() or nil for none; see policy.Tool.Policies). A
 // managed family missing from policies is reported with Policy "missing".
 // values says whether the rows given to AddRow carry values.
 //
 // Rows read with the report's Filter go to AddRow; reports of disjoint
-// parts of the table add up with Merge. This is what Table does, shard by
+// parts of the table add up with Merge. This is what Auditor.Run does, shard by
 // shard, and what a pipeline spreading the work over many machines does
 // too.
-func New(table string, now time.Time, families map[string]ttl.Strategy, policies map[string]bigtable.GCPolicy, values bool) (*Report, error) {
+func NewReport(table string, now time.Time, families map[string]ttl.Strategy, policies map[string]bigtable.GCPolicy, values bool) (*Report, error) {
 	managed := map[string]ttl.Strategy{}
 	if len(families) > 0 {
 		var err error
 		if managed, err = rules.CheckFamilies(families, ttl.ErrInvalidStrategy); err != nil {
-			return nil, fmt.Errorf("audit.New: %w", err)
+			return nil, fmt.Errorf("audit.NewReport: %w", err)
 		}
 	}
 	a := &Report{Table: table, Now: now, Values: values, rules: map[string]rule{}}
@@ -39,7 +39,7 @@ func New(table string, now time.Time, families map[string]ttl.Strategy, policies
 	}
 	for name := range policies {
 		if err := rules.CheckFamilyName(name); err != nil {
-			return nil, fmt.Errorf("%w: audit.New: %v", ttl.ErrInvalidStrategy, err)
+			return nil, fmt.Errorf("%w: audit.NewReport: %v", ttl.ErrInvalidStrategy, err)
 		}
 		names[name] = true
 	}
@@ -79,7 +79,7 @@ func (a *Report) Filter() bigtable.Filter {
 
 // AddRow counts the cells of a row read with the report's Filter. Cells
 // of a family the report does not know are counted as a family without a
-// strategy. It must be called on a report made by New.
+// strategy. It must be called on a report made by NewReport.
 func (a *Report) AddRow(r bigtable.Row) {
 	for family, items := range r {
 		f := a.family(family)

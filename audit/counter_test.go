@@ -9,6 +9,7 @@ import (
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
 )
 
 // TestAuditCounter: the windows of a counter family are cells like any
@@ -18,7 +19,7 @@ func TestAuditCounter(t *testing.T) {
 	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	fams := map[string]ttl.Strategy{"hits": ttl.Counter(ttl.Grace(ttl.OneSecond(), time.Hour))}
-	if _, err := policy.Ensure(ctx, e.Admin, "t", e.Client.Open("t"), fams, policy.Options{Now: func() time.Time { return base }}); err != nil {
+	if _, err := runEnsure(ctx, e.Admin, "t", e.Client.Open("t"), fams, policy.Options{Scan: scan.Options{Now: func() time.Time { return base }}}); err != nil {
 		t.Fatal(err)
 	}
 	raw := e.Client.Open("t")
@@ -42,7 +43,7 @@ func TestAuditCounter(t *testing.T) {
 	// At base+12m the first window (expiry base+11m) has expired, the
 	// others (base+12m, base+13m): the second at its expiry, the third not.
 	now := base.Add(12 * time.Minute)
-	report, err := audit.Table(ctx, e.Admin, "t", raw, fams, audit.Options{Now: func() time.Time { return now }})
+	report, err := runAudit(ctx, e.Admin, "t", raw, fams, audit.Options{Scan: scan.Options{Now: func() time.Time { return now }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 // This file checks an audit when things go wrong: a shard's stream that
 // fails mid-way and is retried by the client, a shard that fails for good,
 // a cancelled scan. Counts stay exact for what was read, and a scan that
-// stopped is never shown as complete. (A scan timed out is policy.Ensure's
+// stopped is never shown as complete. (A scan timed out is policy.Tool.Ensure's
 // case, in package policy.)
 
 // auditFixture is testkit.EightShards, read through faults: 400 rows in 8
@@ -36,8 +36,8 @@ func auditFixture(t *testing.T, f *testkit.StreamFaults) (*emulator.Emulator, bi
 }
 
 func auditWith(ctx context.Context, e *emulator.Emulator, tbl bigtable.TableAPI, workers int) (*audit.Report, error) {
-	return audit.Table(ctx, e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.OneSecond()},
-		audit.Options{Now: func() time.Time { return testkit.Base }, Scan: scan.Options{Workers: workers}})
+	return runAudit(ctx, e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.OneSecond()},
+		audit.Options{Scan: scan.Options{Now: func() time.Time { return testkit.Base }, Workers: workers}})
 }
 
 // TestAuditRetriedShard: a stream that fails mid-way with a code the
@@ -93,13 +93,11 @@ func TestAuditFailedShard(t *testing.T) {
 func TestAuditCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e, tbl := auditFixture(t, &testkit.StreamFaults{})
-	_, err := audit.Table(ctx, e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.OneSecond()}, audit.Options{
-		Now: func() time.Time { return testkit.Base },
-		Scan: scan.Options{Workers: 1, Progress: func(p scan.Progress) {
-			if p.ShardsDone == 3 {
-				cancel()
-			}
-		}},
+	_, err := runAudit(ctx, e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.OneSecond()}, audit.Options{Scan: scan.Options{Now: func() time.Time { return testkit.Base }, Workers: 1, Progress: func(p scan.Progress) {
+		if p.ShardsDone == 3 {
+			cancel()
+		}
+	}},
 	})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled, "%v", err)
@@ -115,9 +113,8 @@ func TestAuditBytesAgree(t *testing.T) {
 	faults := &testkit.StreamFaults{Fail: map[int]codes.Code{3: codes.Unavailable}, After: 7}
 	e, tbl := auditFixture(t, faults)
 	var last scan.Progress
-	a, err := audit.Table(context.Background(), e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.OneSecond()}, audit.Options{
-		Now: func() time.Time { return testkit.Base }, Values: true,
-		Scan: scan.Options{Workers: 3, Progress: func(p scan.Progress) { last = p }},
+	a, err := runAudit(context.Background(), e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.OneSecond()}, audit.Options{Values: true,
+		Scan: scan.Options{Now: func() time.Time { return testkit.Base }, Workers: 3, Progress: func(p scan.Progress) { last = p }},
 	})
 	require.NoError(t, err)
 	var total scan.Count

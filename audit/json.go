@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // How a Report travels as JSON: a histogram's open ends have no bound
@@ -15,13 +17,7 @@ import (
 // {"until": …, "cells": …, "bytes": …} for the first bucket, {"from": …,
 // …} for the last.
 func (b Bucket) MarshalJSON() ([]byte, error) {
-	var from, until *time.Time
-	if !b.From.IsZero() {
-		from = &b.From
-	}
-	if !b.Until.IsZero() {
-		until = &b.Until
-	}
+	from, until := text.OpenEnds(b.From, b.Until)
 	return json.Marshal(struct {
 		From  *time.Time `json:"from,omitempty"`
 		Until *time.Time `json:"until,omitempty"`

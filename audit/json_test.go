@@ -18,7 +18,7 @@ import (
 // two hours and one expired two hours ago, collectable now (maxage=1h).
 func jsonReport(t *testing.T) *audit.Report {
 	t.Helper()
-	r, err := audit.New("t", base, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)},
+	r, err := audit.NewReport("t", base, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)},
 		map[string]bigtable.GCPolicy{"f": bigtable.MaxAgePolicy(time.Hour)}, false)
 	if err != nil {
 		t.Fatal(err)

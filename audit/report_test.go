@@ -124,7 +124,7 @@ func TestJudge(t *testing.T) {
 		"aged":    bigtable.MaxAgePolicy(24 * time.Hour),
 		"plain":   nil,
 	}
-	r, err := audit.New("t", base, families, policies, false)
+	r, err := audit.NewReport("t", base, families, policies, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,17 +185,17 @@ func TestNewRefused(t *testing.T) {
 		{"invalid strategy", map[string]ttl.Strategy{"f": ttl.SequenceNumbers(0)}, nil, `"f"`},
 		{"bad name in the policies", nil, map[string]bigtable.GCPolicy{"-x": nil}, `"-x"`},
 	} {
-		r, err := audit.New("t", base, tt.families, tt.policies, false)
+		r, err := audit.NewReport("t", base, tt.families, tt.policies, false)
 		if !errors.Is(err, ttl.ErrInvalidStrategy) || r != nil {
 			t.Errorf("%s: %v, %v; want ErrInvalidStrategy", tt.name, r, err)
 			continue
 		}
-		if !strings.Contains(err.Error(), tt.named) || !strings.Contains(err.Error(), "audit.New: ") {
+		if !strings.Contains(err.Error(), tt.named) || !strings.Contains(err.Error(), "audit.NewReport: ") {
 			t.Errorf("%s: %v does not name %s", tt.name, err, tt.named)
 		}
 	}
 	// No family at all is an empty report, not an error.
-	r, err := audit.New("t", base, nil, nil, true)
+	r, err := audit.NewReport("t", base, nil, nil, true)
 	if err != nil || len(r.Families) != 0 || !r.Values || r.Filter().String() != bigtable.PassAllFilter().String() {
 		t.Errorf("New without families: %+v, %v", r, err)
 	}
@@ -212,17 +212,17 @@ func TestMerge(t *testing.T) {
 		row("r", cell{"f:c", span(-2 * time.Hour)}, cell{"h:c", 1000}),
 		row("r", cell{"f:c", span(48 * time.Hour)}, cell{"g:c", 2000}),
 	}
-	whole, err := audit.New("t", base, families, policies, false)
+	whole, err := audit.NewReport("t", base, families, policies, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := audit.New("t", base, families, policies, false)
+	sum, err := audit.NewReport("t", base, families, policies, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range rows {
 		whole.AddRow(r)
-		part, err := audit.New("t", base, families, policies, false)
+		part, err := audit.NewReport("t", base, families, policies, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,8 +325,9 @@ func TestReportString(t *testing.T) {
 	}
 }
 
-// TestTableRefused checks the arguments and options Table refuses before
-// reading anything, and a table that does not exist.
+// TestTableRefused checks the arguments and options New (and Run, a nil
+// context) refuse before reading anything, and a table that does not
+// exist.
 func TestTableRefused(t *testing.T) {
 	ctx := context.Background()
 	e := emulator.StartForTest(t)
@@ -335,11 +336,11 @@ func TestTableRefused(t *testing.T) {
 	var noCtx context.Context
 	var noTable *bigtable.Table
 	for name, call := range map[string]func() (*audit.Report, error){
-		"nil context": func() (*audit.Report, error) { return audit.Table(noCtx, e.Admin, "t", raw, families, audit.Options{}) },
-		"nil admin":   func() (*audit.Report, error) { return audit.Table(ctx, nil, "t", raw, families, audit.Options{}) },
-		"nil table":   func() (*audit.Report, error) { return audit.Table(ctx, e.Admin, "t", nil, families, audit.Options{}) },
+		"nil context": func() (*audit.Report, error) { return runAudit(noCtx, e.Admin, "t", raw, families, audit.Options{}) },
+		"nil admin":   func() (*audit.Report, error) { return runAudit(ctx, nil, "t", raw, families, audit.Options{}) },
+		"nil table":   func() (*audit.Report, error) { return runAudit(ctx, e.Admin, "t", nil, families, audit.Options{}) },
 		"nil *Table": func() (*audit.Report, error) {
-			return audit.Table(ctx, e.Admin, "t", noTable, families, audit.Options{})
+			return runAudit(ctx, e.Admin, "t", noTable, families, audit.Options{})
 		},
 	} {
 		if r, err := call(); !errors.Is(err, ttl.ErrNilArgument) || r != nil {
@@ -347,17 +348,55 @@ func TestTableRefused(t *testing.T) {
 		}
 	}
 	for _, o := range []scan.Options{{Workers: -1}, {Sample: 1}, {ProgressEvery: -time.Second}} {
-		if r, err := audit.Table(ctx, e.Admin, "t", raw, families, audit.Options{Scan: o}); !errors.Is(err, ttl.ErrInvalidOption) || r != nil ||
-			!strings.HasPrefix(err.Error(), "audit.Table: ") {
+		if r, err := runAudit(ctx, e.Admin, "t", raw, families, audit.Options{Scan: o}); !errors.Is(err, ttl.ErrInvalidOption) || r != nil ||
+			!strings.HasPrefix(err.Error(), "audit.New: ") {
 			t.Errorf("%+v: %v, %v; want ErrInvalidOption", o, r, err)
 		}
 	}
-	r, err := audit.Table(ctx, e.Admin, "nope", e.Client.Open("nope"), families, audit.Options{})
+	r, err := runAudit(ctx, e.Admin, "nope", e.Client.Open("nope"), families, audit.Options{})
 	if status.Code(err) != codes.NotFound || !errors.Is(err, policy.ErrTableNotFound) || r != nil || !strings.Contains(err.Error(), `table "nope" does not exist`) {
 		t.Errorf("a missing table: %v, %v; want NotFound and policy.ErrTableNotFound", r, err)
 	}
-	if r, err := audit.Table(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": nil}, audit.Options{}); !errors.Is(err, ttl.ErrInvalidStrategy) || r != nil {
+	if r, err := runAudit(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": nil}, audit.Options{}); !errors.Is(err, ttl.ErrInvalidStrategy) || r != nil {
 		t.Errorf("a nil strategy: %v, %v; want ErrInvalidStrategy", r, err)
+	}
+	// The constructor refuses, before any call: a bad family and a nil
+	// client name the constructor.
+	if a, err := audit.New(e.Admin, raw, "t", map[string]ttl.Strategy{"f": ttl.SequenceNumbers(0)}, audit.Options{}); a != nil ||
+		!errors.Is(err, ttl.ErrInvalidStrategy) || !strings.HasPrefix(err.Error(), "audit.New: ") {
+		t.Errorf("a bad strategy: %v, %v; want audit.New's ErrInvalidStrategy", a, err)
+	}
+	if a, err := audit.New(nil, raw, "t", families, audit.Options{}); a != nil || !errors.Is(err, ttl.ErrNilArgument) || !strings.Contains(err.Error(), "audit.New: ") {
+		t.Errorf("a nil admin client: %v, %v; want audit.New's ErrNilArgument", a, err)
+	}
+}
+
+// TestAuditorRunsAgain checks that an auditor bound once runs as often as
+// asked, each run a new scan at the clock's instant of that run.
+func TestAuditorRunsAgain(t *testing.T) {
+	ctx := context.Background()
+	e := emulator.StartForTest(t)
+	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": bigtable.MaxAgePolicy(time.Second)})
+	testkit.Put(t, raw, "f", testkit.Stored{Row: "r", Column: "a", TS: ms(base.Add(time.Hour))})
+	clock := testkit.NewClock(base)
+	auditor, err := audit.New(e.Admin, raw, "t", map[string]ttl.Strategy{"f": ttl.OneSecond()}, audit.Options{Scan: scan.Options{Now: clock.Now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := auditor.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(base.Add(2 * time.Hour))
+	second, err := auditor.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Now.Equal(base) || first.Families[0].Live.Cells != 1 || first.Families[0].Expired.Cells != 0 {
+		t.Errorf("first run at %v: %+v; want the cell live at %v", first.Now, first.Families[0], base)
+	}
+	if !second.Now.Equal(base.Add(2*time.Hour)) || second.Families[0].Live.Cells != 0 || second.Families[0].Expired.Cells != 1 {
+		t.Errorf("second run at %v: %+v; want the cell expired two hours on", second.Now, second.Families[0])
 	}
 }
 
@@ -394,7 +433,7 @@ func TestTableSampleAndValues(t *testing.T) {
 	// Two of the 6 ranges of each of the 10 shards, picked at random:
 	// every count is scaled by the estimate of the table's cells over the
 	// cells read.
-	r, err := audit.Table(ctx, e.Admin, "t", tbl, families, audit.Options{Now: func() time.Time { return base }, Scan: scan.Options{Sample: 0.3}})
+	r, err := runAudit(ctx, e.Admin, "t", tbl, families, audit.Options{Scan: scan.Options{Now: func() time.Time { return base }, Sample: 0.3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +459,7 @@ func TestTableSampleAndValues(t *testing.T) {
 	// Values read; no family managed: every cell of a family without a
 	// strategy, judged at the real clock's now.
 	before := time.Now()
-	r, err = audit.Table(ctx, e.Admin, "t", tbl, nil, audit.Options{Values: true})
+	r, err = runAudit(ctx, e.Admin, "t", tbl, nil, audit.Options{Values: true})
 	after := time.Now()
 	if err != nil {
 		t.Fatal(err)

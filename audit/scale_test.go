@@ -14,11 +14,12 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/testkit"
 )
 
 // TestScaleTableWide measures the client's peak heap over table-wide work
-// as the table grows tenfold: an audit and a policy.Ensure dry run, 8
+// as the table grows tenfold: an audit and a policy.Tool.Ensure dry run, 8
 // workers, over 20,000 and 200,000 rows of 5 cells (100 B values), the
 // emulator in a child process. Each worker holds one row at a time, so the
 // heap must not grow with the table.
@@ -57,15 +58,15 @@ func TestScaleTableWide(t *testing.T) {
 		run  func() error
 	}{
 		{"audit", func() error {
-			a, err := audit.Table(ctx, e.Admin, "t", raw, families, audit.Options{Now: func() time.Time { return base }})
+			a, err := runAudit(ctx, e.Admin, "t", raw, families, audit.Options{Scan: scan.Options{Now: func() time.Time { return base }}})
 			if err == nil && !a.Read.Complete() {
 				err = fmt.Errorf("incomplete: %+v", a.Read)
 			}
 			return err
 		}},
 		{"ensure dry run", func() error {
-			_, err := policy.Ensure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)},
-				policy.Options{DryRun: true, Now: func() time.Time { return base }})
+			_, err := runEnsure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)},
+				policy.Options{DryRun: true, Scan: scan.Options{Now: func() time.Time { return base }}})
 			return err
 		}},
 	}
@@ -94,7 +95,7 @@ func TestScaleTableWide(t *testing.T) {
 }
 
 // isDataLoss reports the refusal a dry run over expired cells returns.
-func isDataLoss(err error) bool { return errors.Is(err, ttl.ErrDataLoss) }
+func isDataLoss(err error) bool { return errors.Is(err, policy.ErrDataLoss) }
 
 // The emulator runs in a child process (this test binary, run again as
 // TestScaleEmulatorProcess), so that the heap measured is the client's

@@ -15,14 +15,10 @@ import (
 	"github.com/cellttl/ttl/scan"
 )
 
-// Options configures Table. The zero value judges cells at time.Now,
+// Options configures an Auditor. The zero value judges cells at time.Now,
 // strips values on the server, and reads every shard with
 // scan.DefaultWorkers workers.
 type Options struct {
-	// Now is the clock that decides which cells are live; it is read once.
-	// nil means time.Now.
-	Now func() time.Time
-
 	// Values makes the scan transfer values, so that bytes include them.
 	// By default the server strips them and bytes count each cell's row
 	// key, column and timestamp only: a read of the whole table that
@@ -33,41 +29,84 @@ type Options struct {
 	// histograms, empty ones too (Report.AllBuckets).
 	AllBuckets bool
 
-	// Scan configures the scan: workers, progress, a sample.
+	// Scan is how the tool reads the table, and its clock and meters:
+	// workers, progress, a sample; Scan.Now, the clock that decides which
+	// cells are live, read once a run (nil means time.Now); and
+	// Scan.MeterProvider, the scan's metrics. They name the table and the
+	// work "audit" unless Scan.Table and Scan.Work say otherwise.
 	Scan scan.Options
 }
 
-// Table reads the whole table through data (the table opened with a data
-// client) and returns what it holds, family by family; see Report.
+// An Auditor audits one table, bound once to its clients, its managed
+// families and its options (New), then run as often as needed (Run), each
+// run a new scan and a new Report.
+//
+// It holds no connection of its own and no goroutine: it is safe for
+// concurrent use when its clients are.
+type Auditor struct {
+	admin    *bigtable.AdminClient
+	data     bigtable.TableAPI
+	table    string
+	families map[string]ttl.Strategy
+	opts     Options
+}
+
+// New returns the auditor of table: data is the table opened with a data
+// client (client.Open(table)), which Run reads; admin reads the families'
+// GC policies, which decide when expired cells become collectable.
 // families are the managed families' strategies, which may be nil when
 // none is; the table's other families are audited as families without a
-// strategy. admin reads the families' GC policies, which decide when
-// expired cells become collectable.
+// strategy.
 //
-// The table is read shard by shard (see package scan), values stripped on
-// the server unless opts.Values. When the scan stops early (an error, a
-// timeout, a cancellation) the report of the shards read is returned with
-// the error, its Read not Complete: its counts are partial. With
-// opts.Scan.Sample the counts are scaled estimates, and say so.
-func Table(ctx context.Context, admin *bigtable.AdminClient, table string, data bigtable.TableAPI, families map[string]ttl.Strategy, opts Options) (*Report, error) {
-	if ctx == nil || admin == nil || data == nil || rules.IsNilPointer(data) {
-		return nil, fmt.Errorf("%w: audit.Table: nil context, admin client or table", ttl.ErrNilArgument)
+// It refuses, and reads nothing, a nil admin client or table
+// (ttl.ErrNilArgument), families ttl.NewTable would refuse
+// (ttl.ErrInvalidStrategy), and scan options that cannot work
+// (ttl.ErrInvalidOption).
+func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, families map[string]ttl.Strategy, opts Options) (*Auditor, error) {
+	if admin == nil || data == nil || rules.IsNilPointer(data) {
+		return nil, fmt.Errorf("%w: audit.New: nil admin client or table", ttl.ErrNilArgument)
+	}
+	if len(families) > 0 {
+		if _, err := rules.CheckFamilies(families, ttl.ErrInvalidStrategy); err != nil {
+			return nil, fmt.Errorf("audit.New: %w", err)
+		}
 	}
 	if err := opts.Scan.Check(); err != nil {
-		return nil, fmt.Errorf("audit.Table: %w", err)
+		return nil, fmt.Errorf("audit.New: %w", err)
 	}
-	policies, err := policy.Policies(ctx, admin, table)
+	return &Auditor{admin: admin, data: data, table: table, families: families, opts: opts}, nil
+}
+
+// Run reads the whole table and returns what it holds, family by family;
+// see Report.
+//
+// The table is read shard by shard (see package scan), values stripped on
+// the server unless Options.Values. When the scan stops early (an error, a
+// timeout, a cancellation) the report of the shards read is returned with
+// the error, its Read not Complete: its counts are partial. With
+// Options.Scan.Sample the counts are scaled estimates, and say so. A table
+// that does not exist is an error wrapping policy.ErrTableNotFound.
+func (au *Auditor) Run(ctx context.Context) (*Report, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: audit.Run: nil context", ttl.ErrNilArgument)
+	}
+	tool, err := policy.New(au.admin, nil, au.table, nil, policy.Options{})
+	if err != nil {
+		return nil, err
+	}
+	policies, err := tool.Policies(ctx)
 	if status.Code(err) == codes.NotFound {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	if err != nil {
 		return nil, err
 	}
+	opts, table := au.opts, au.table
 	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
+	if opts.Scan.Now != nil {
+		now = opts.Scan.Now
 	}
-	audit, err := New(table, now(), families, policies, opts.Values)
+	audit, err := NewReport(table, now(), au.families, policies, opts.Values)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +119,7 @@ func Table(ctx context.Context, admin *bigtable.AdminClient, table string, data 
 	// Each shard's audit starts from a copy made now: the workers must not
 	// read audit while the calling goroutine merges into it.
 	blank := audit.empty()
-	read, err := scan.Table(ctx, data, audit.Filter(), opts.Scan,
+	read, err := scan.Table(ctx, au.data, audit.Filter(), opts.Scan,
 		func() *Report { return blank.empty() },
 		(*Report).AddRow,
 		func(part *Report) {

@@ -16,7 +16,7 @@ import (
 
 // Finish ends the move: when no cell of the old rule is live (for a
 // reader lagging by the move's Skew), it sets the family's GC policy to
-// the new strategy's. While one is, it refuses with ttl.ErrDataLoss,
+// the new strategy's. While one is, it refuses with policy.ErrDataLoss,
 // unless Options.AllowDataLoss. The processes can then be configured with
 // the new strategy alone.
 func (f *Family) Finish(ctx context.Context) (*Report, error) {
@@ -33,7 +33,7 @@ func (f *Family) Finish(ctx context.Context) (*Report, error) {
 		return r, nil
 	case r.OldLive.Cells > 0 && !opts.AllowDataLoss:
 		return r, fmt.Errorf("%w: move.Family.Finish: table %q, family %q: %s of the old rule are live (the latest until %s); rewrite them, wait, or allow the loss (AllowDataLoss)",
-			ttl.ErrDataLoss, f.table, f.family, text.Plural(int(r.OldLive.Cells), "cell", "cells"), text.Time(r.LastExpiry.Add(m.Skew)))
+			policy.ErrDataLoss, f.table, f.family, text.Plural(int(r.OldLive.Cells), "cell", "cells"), text.Time(r.LastExpiry.Add(m.Skew)))
 	}
 	if r.OldLive.Cells > 0 {
 		r.Actions = append(r.Actions, fmt.Sprintf("%s of the old rule are lost", text.Plural(int(r.OldLive.Cells), "live cell", "live cells")))
@@ -56,7 +56,11 @@ func (f *Family) Finish(ctx context.Context) (*Report, error) {
 	}
 	r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", r.Found, r.Final))
 	if !opts.DryRun {
-		if err := policy.Set(ctx, f.admin, f.table, f.family, m.To.GCPolicy(), opts.IgnoreWarnings); err != nil {
+		tool, err := policy.New(f.admin, nil, f.table, nil, policy.Options{IgnoreWarnings: opts.IgnoreWarnings})
+		if err == nil {
+			err = tool.Set(ctx, f.family, m.To.GCPolicy())
+		}
+		if err != nil {
 			return r, err
 		}
 		r.Found = r.Final

@@ -106,8 +106,8 @@ func TestMoveToolsRealToOneSecond(t *testing.T) {
 	assert.True(t, r.Read.Complete())
 	assert.Contains(t, r.Blockers, "the move has not started: it cannot finish before "+start.Format("2006-01-02T15:04:05.000Z"))
 
-	statuses, err := policy.Check(ctx, x.e.Admin, "t", map[string]ttl.Strategy{"f": m})
-	assert.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	statuses, err := checkPolicies(ctx, x.e.Admin, "t", map[string]ttl.Strategy{"f": m})
+	assert.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	assert.Contains(t, statuses[0].String(), "found never, want maxage=1h (or maxage=1s once the move is finished)")
 
 	_, err = x.family(x.raw, m, move.Options{Now: x.clock.Now, DryRun: true}).Start(ctx)
@@ -117,13 +117,13 @@ func TestMoveToolsRealToOneSecond(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"GC policy never → maxage=1h"}, r.Actions)
 	assert.Equal(t, "age() > 1h", x.policy())
-	_, err = policy.Check(ctx, x.e.Admin, "t", map[string]ttl.Strategy{"f": m})
+	_, err = checkPolicies(ctx, x.e.Admin, "t", map[string]ttl.Strategy{"f": m})
 	assert.NoError(t, err)
 
 	_, err = x.family(x.raw, m, x.opts(-time.Minute)).Finish(ctx)
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption, "not started")
 	_, err = x.family(x.raw, m, x.opts(time.Minute)).Finish(ctx)
-	assert.ErrorIs(t, err, ttl.ErrDataLoss, "two old cells live until +30m and +50m")
+	assert.ErrorIs(t, err, policy.ErrDataLoss, "two old cells live until +30m and +50m")
 	_, err = x.family(x.raw, m, x.opts(-time.Minute)).Rewrite(ctx)
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption, "a rewrite waits for the start")
 
@@ -145,7 +145,7 @@ func TestMoveToolsRealToOneSecond(t *testing.T) {
 	assert.Equal(t, "age() > 1000000", x.policy())
 	assert.Equal(t, "maxage=1s", r.Found)
 	for _, s := range []ttl.Strategy{m, ttl.OneSecond()} {
-		_, err = policy.Check(ctx, x.e.Admin, "t", map[string]ttl.Strategy{"f": s})
+		_, err = checkPolicies(ctx, x.e.Admin, "t", map[string]ttl.Strategy{"f": s})
 		assert.NoError(t, err, "%v", s)
 	}
 
@@ -246,7 +246,9 @@ func TestStartMoveRewritesMisplacedCells(t *testing.T) {
 	r, err := x.family(x.raw, m, x.opts(-2*time.Hour)).Plan(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), r.Misplaced.Cells)
-	_, err = policy.Ensure(ctx, x.e.Admin, "t", x.raw, map[string]ttl.Strategy{"f": m}, policy.Options{DryRun: true, Now: x.clock.Now})
+	tool, err := policy.New(x.e.Admin, x.raw, "t", map[string]ttl.Strategy{"f": m}, policy.Options{DryRun: true, Scan: scan.Options{Now: x.clock.Now}})
+	require.NoError(t, err)
+	_, err = tool.Ensure(ctx)
 	assert.NoError(t, err, "maxage=2d is the move's own policy: nothing to change")
 
 	_, err = x.family(x.raw, m, x.opts(-time.Hour)).Start(ctx)
@@ -325,4 +327,14 @@ func TestPlanMoveThatNeverEnds(t *testing.T) {
 		_, err = x.family(x.raw, tt.m, move.Options{Now: x.clock.Now}).Rewrite(ctx)
 		assert.ErrorIs(t, err, ttl.ErrInvalidOption, "%v cannot be rewritten", tt.m)
 	}
+}
+
+// checkPolicies is policy.New then Tool.Check: the move's families, as
+// the policy tool sees them.
+func checkPolicies(ctx context.Context, admin *bigtable.AdminClient, table string, families map[string]ttl.Strategy) ([]policy.Status, error) {
+	tool, err := policy.New(admin, nil, table, families, policy.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return tool.Check(ctx)
 }

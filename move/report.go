@@ -124,7 +124,11 @@ func (f *Family) report(ctx context.Context, name string) (*Report, error) {
 	if end, ok := f.rule.EndsBy(); ok {
 		r.EndsBy = end
 	}
-	found, err := policy.Policies(ctx, f.admin, f.table)
+	tool, err := policy.New(f.admin, nil, f.table, nil, policy.Options{})
+	if err != nil {
+		return r, err
+	}
+	found, err := tool.Policies(ctx)
 	if status.Code(err) == codes.NotFound {
 		return r, fmt.Errorf("move: %w", err)
 	}
@@ -133,7 +137,7 @@ func (f *Family) report(ctx context.Context, name string) (*Report, error) {
 	}
 	r.Found = policy.Describe(found[f.family])
 	if found[f.family] == nil {
-		return r, fmt.Errorf("%w: table %q has no family %q", ttl.ErrFamilyMismatch, f.table, f.family)
+		return r, fmt.Errorf("%w: table %q has no family %q", policy.ErrFamilyMismatch, f.table, f.family)
 	}
 	return r, nil
 }

@@ -44,14 +44,18 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 			r.Actions = append(r.Actions, fmt.Sprintf("rewrote %s stamped at or above the boundary", text.Plural(int(r.Rewritten), "old cell", "old cells")))
 			if r.Kept > 0 {
 				return r, fmt.Errorf("%w: move.Family.Start: %s stamped above the boundary could not be rewritten (changed meanwhile, or a newer cell would be outranked); the policy is unchanged",
-					ttl.ErrDataLoss, text.Plural(int(r.Kept), "old cell", "old cells"))
+					policy.ErrDataLoss, text.Plural(int(r.Kept), "old cell", "old cells"))
 			}
 		}
 	}
 	if r.Found != r.Window && r.Found != r.Final {
 		r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", r.Found, r.Window))
 		if !opts.DryRun {
-			if err := policy.Set(ctx, f.admin, f.table, f.family, f.m.GCPolicy(), opts.IgnoreWarnings); err != nil {
+			tool, err := policy.New(f.admin, nil, f.table, nil, policy.Options{IgnoreWarnings: opts.IgnoreWarnings})
+			if err == nil {
+				err = tool.Set(ctx, f.family, f.m.GCPolicy())
+			}
+			if err != nil {
 				return r, err
 			}
 			r.Found = r.Window

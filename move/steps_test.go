@@ -275,7 +275,7 @@ func TestStepsRefuseMissingTableOrFamily(t *testing.T) {
 	require.NoError(t, err)
 	for name, step := range steps(noFamily) {
 		r, err := step(ctx)
-		assert.ErrorIs(t, err, ttl.ErrFamilyMismatch, name)
+		assert.ErrorIs(t, err, policy.ErrFamilyMismatch, name)
 		assert.ErrorContains(t, err, `table "t" has no family "g"`, name)
 		require.NotNil(t, r, name)
 		assert.Equal(t, "missing", r.Found, name)
@@ -458,7 +458,7 @@ func TestStartKeepsACellChangedMeanwhile(t *testing.T) {
 	opts := x.opts(-time.Hour)
 	opts.Checkpoint = scan.MemoryCheckpoint()
 	r, err := x.family(writer, m, opts).Start(ctx)
-	assert.ErrorIs(t, err, ttl.ErrDataLoss)
+	assert.ErrorIs(t, err, policy.ErrDataLoss)
 	assert.ErrorContains(t, err, "1 old cell stamped above the boundary could not be rewritten")
 	assert.Equal(t, [2]int64{0, 1}, [2]int64{r.Rewritten, r.Kept})
 	assert.Equal(t, []string{"f:c=changed"}, testkit.Values(testkit.RawRow(t, x.raw, "b")))

@@ -17,56 +17,61 @@ import (
 )
 
 // A Status is what Check found for one managed family: the GC policy the
-// family has and the one its strategy needs, spelled as Describe spells
-// them.
+// family has and the one its strategy needs, and the kind of cell it
+// holds and the one it needs. Describe and DescribeType spell them, as
+// String and the JSON encoding do.
 type Status struct {
 	// Family is the family's name.
-	Family string `json:"family"`
+	Family string
 	// Strategy is the strategy given for it, as its String method prints
 	// it.
-	Strategy string `json:"strategy"`
+	Strategy string
 	// Found is the family's GC policy as the Bigtable client reports it:
-	// "never" when the family has none, "missing" when the family does
-	// not exist.
-	Found string `json:"found"`
+	// bigtable.NoGcPolicy() when the family has none, nil when the family
+	// does not exist.
+	Found bigtable.GCPolicy
 	// Want is the strategy's GCPolicy.
-	Want string `json:"want"`
+	Want bigtable.GCPolicy
 	// Finished is, for a family in a ttl.Move, the policy of the strategy
 	// it moves to, which the family has once the move is finished: it
-	// matches too. "" for any other strategy.
-	Finished string `json:"finished,omitempty"`
-	// Type is the kind of cell the family holds, as DescribeType spells
-	// it: "plain", "counter" (an aggregate of int64 sums) or "aggregate"
-	// (another aggregate); "" when the family does not exist.
-	Type string `json:"type"`
-	// WantType is the kind the strategy needs: "counter" for a
-	// ttl.Counter, "plain" otherwise.
-	WantType string `json:"want_type"`
+	// matches too. nil for any other strategy.
+	Finished bigtable.GCPolicy
+	// Type is the value type of the family's cells as the client reports
+	// it: nil for plain cells (and for a family that does not exist), an
+	// aggregate of int64 sums for a counter, another aggregate otherwise.
+	Type bigtable.Type
+	// WantType is the value type the strategy needs: the aggregate of
+	// int64 sums for a ttl.Counter, nil (plain cells) otherwise.
+	WantType bigtable.Type
 	// Exists reports whether the family exists.
-	Exists bool `json:"exists"`
+	Exists bool
 	// Matches reports whether the family exists with exactly the policy
 	// its strategy needs (or, in a move, the policy it has once
 	// finished), and holds the kind of cell it needs. Any other policy,
 	// stricter or looser, is a mismatch.
-	Matches bool `json:"matches"`
+	Matches bool
 }
 
 // newStatus returns the status of family, whose strategy is s, found
 // with policy p (nil: missing) holding cells of type t.
 func newStatus(family string, s ttl.Strategy, p bigtable.GCPolicy, t bigtable.Type) Status {
-	st := Status{Family: family, Strategy: s.String(), Found: Describe(p), Want: Describe(s.GCPolicy()), WantType: typePlain}
+	st := Status{Family: family, Strategy: s.String(), Found: p, Want: s.GCPolicy(), WantType: valueType(s)}
 	if m, ok := s.(ttl.Move); ok {
-		st.Finished = Describe(m.To.GCPolicy())
-	}
-	if ruleOf(s).Counter {
-		st.WantType = typeCounter
+		st.Finished = m.To.GCPolicy()
 	}
 	st.Exists = p != nil
 	if st.Exists {
-		st.Type = DescribeType(t)
+		st.Type = t
 	}
-	st.Matches = st.Exists && st.Type == st.WantType && (st.Found == st.Want || st.Finished != "" && st.Found == st.Finished)
+	found := Describe(p)
+	st.Matches = st.Exists && !st.wrongKind() && (found == Describe(st.Want) || st.Finished != nil && found == Describe(st.Finished))
 	return st
+}
+
+// wrongKind reports a family that exists holding another kind of cell
+// than its strategy needs, which no policy change can mend.
+func (s Status) wrongKind() bool {
+	return s.Exists && DescribeType(s.Type) != DescribeType(s.WantType)
 }
 
 // The kinds of cell a family holds.
@@ -97,53 +102,58 @@ func DescribeType(t bigtable.Type) string {
 // aggregate of int64 sums for a ttl.Counter, none otherwise.
 func valueType(s ttl.Strategy) bigtable.Type {
 	if ruleOf(s).Counter {
-		return bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.SumAggregator{}}
+		return counterType()
 	}
 	return nil
 }
 
-// String describes the status, such as
+// counterType is the value type of a counter family: an aggregate of
+// int64 sums.
+func counterType() bigtable.Type {
+	return bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.SumAggregator{}}
+}
+
+// String describes the status on one line, such as
 // `family "clicks" (DefaultExpiration(48h0m0s)): found never, want maxage=2d`.
 func (s Status) String() string {
 	head := fmt.Sprintf("family %q (%s)", s.Family, s.Strategy)
+	found, want := Describe(s.Found), Describe(s.Want)
 	switch {
-	case s.Exists && s.Type != s.WantType:
-		return fmt.Sprintf("%s: found %s cells, want %s cells: a family's kind of cell cannot be changed in place", head, s.Type, s.WantType)
+	case s.wrongKind():
+		return fmt.Sprintf("%s: found %s cells, want %s cells: a family's kind of cell cannot be changed in place", head, DescribeType(s.Type), DescribeType(s.WantType))
 	case !s.Exists:
-		return fmt.Sprintf("%s: missing, want %s", head, s.Want)
-	case !s.Matches && s.Finished != "":
-		return fmt.Sprintf("%s: found %s, want %s (or %s once the move is finished)", head, s.Found, s.Want, s.Finished)
+		return fmt.Sprintf("%s: missing, want %s", head, want)
+	case !s.Matches && s.Finished != nil:
+		return fmt.Sprintf("%s: found %s, want %s (or %s once the move is finished)", head, found, want, Describe(s.Finished))
 	case !s.Matches:
-		return fmt.Sprintf("%s: found %s, want %s", head, s.Found, s.Want)
+		return fmt.Sprintf("%s: found %s, want %s", head, found, want)
 	}
-	return fmt.Sprintf("%s: %s, as wanted", head, s.Found)
+	return fmt.Sprintf("%s: %s, as wanted", head, found)
 }
 
-// Check reads the families of the table with admin and reports, for each
-// managed family (sorted by name), whether it exists and whether its GC
-// policy is exactly the one its strategy needs. It changes nothing.
+// Check reads the families of the table with the admin client and
+// reports, for each managed family (sorted by name), whether it exists
+// and whether its GC policy is exactly the one its strategy needs. It
+// changes nothing.
 //
 // The error is nil when every family matches. Otherwise it wraps
-// ttl.ErrFamilyMismatch and lists every mismatch, with the policy found
+// ErrFamilyMismatch and lists every mismatch, with the policy found
 // and the policy wanted; a table that does not exist is reported the same
 // way, with every family missing. Other errors are Bigtable's, or
-// ttl.ErrNilArgument and ttl.ErrInvalidStrategy for arguments
-// ttl.NewTable would refuse.
+// ttl.ErrNilArgument for a nil context and ttl.ErrInvalidStrategy for a
+// tool without families (New refuses bad ones).
 //
-// The client reports GC ages in whole seconds, so a DefaultExpiration
-// whose default is not a whole number of seconds cannot be checked: it is
-// refused with ttl.ErrInvalidStrategy. For the same reason, a policy set
+// The client reports GC ages in whole seconds, so New refuses a
+// DefaultExpiration whose default is not a whole number of seconds: it
+// cannot be checked. For the same reason, a policy set
 // by other means to a fraction of a second is seen rounded down (cbt's
 // maxage=1500ms as maxage=1s).
-func Check(ctx context.Context, admin *bigtable.AdminClient, table string, families map[string]ttl.Strategy) ([]Status, error) {
-	if ctx == nil || admin == nil {
-		return nil, fmt.Errorf("%w: policy.Check: nil context or admin client", ttl.ErrNilArgument)
-	}
-	names, managed, err := checkedFamilies(families)
-	if err != nil {
+func (t *Tool) Check(ctx context.Context) ([]Status, error) {
+	if err := t.start(ctx, "policy.Check", true); err != nil {
 		return nil, err
 	}
-	statuses, _, exists, err := readFamilies(ctx, admin, table, names, managed)
+	table := t.table
+	statuses, _, exists, err := readFamilies(ctx, t.admin, table, t.names, t.managed)
 	if err != nil {
 		return statuses, err
 	}
@@ -157,7 +167,7 @@ func Check(ctx context.Context, admin *bigtable.AdminClient, table string, famil
 		}
 	}
 	if len(bad) > 0 {
-		return statuses, fmt.Errorf("%w: table %q: %s", ttl.ErrFamilyMismatch, table, strings.Join(bad, "; "))
+		return statuses, fmt.Errorf("%w: table %q: %s", ErrFamilyMismatch, table, strings.Join(bad, "; "))
 	}
 	return statuses, nil
 }
@@ -184,22 +194,11 @@ func checkedFamilies(families map[string]ttl.Strategy) ([]string, map[string]ttl
 
 // ErrTableNotFound reports a table that does not exist where one must be
 // read. Policies returns it, and with it the tools that read a table's
-// policies first (audit.Table, the move's steps, the sweep), so that one
+// policies first (the audit, the move's steps, the sweep), so that one
 // errors.Is check finds it whichever refused. It is not
 // ttl.ErrUnknownFamily: a table is not a family, and a command that
 // creates missing families creates a missing table only when told to.
 var ErrTableNotFound = errors.New("policy: table not found")
-
-// Policies reads the GC policy of every family of the table: the policy
-// as the client reports it, bigtable.NoGcPolicy() for a family without
-// one. A table that does not exist is reported by an error wrapping
-// ErrTableNotFound and the server's NotFound status, which Check and
-// Ensure read as a table to create; the audit and the move tools as an
-// error.
-func Policies(ctx context.Context, admin *bigtable.AdminClient, table string) (map[string]bigtable.GCPolicy, error) {
-	found, _, err := families(ctx, admin, table)
-	return found, err
-}
 
 // families reads the GC policy and the value type of every family of the
 // table, as Policies does.

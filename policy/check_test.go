@@ -39,8 +39,8 @@ func TestCheck(t *testing.T) {
 		"sess":   ttl.OneSecond(),
 		"short":  ttl.DefaultExpiration(48 * time.Hour),
 	}
-	statuses, err := policy.Check(ctx, e.Admin, "t", families)
-	require.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	statuses, err := runCheck(ctx, e.Admin, "t", families)
+	require.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	want := []string{
 		`family "both" (OneSecond()): found maxage=1s or maxversions=1, want maxage=1s`,
 		`family "clicks" (DefaultExpiration(48h0m0s)): maxage=2d, as wanted`,
@@ -56,31 +56,34 @@ func TestCheck(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Equal(t, `ttl: column family does not match its strategy: table "t": `+
 		strings.Join(append(want[:1:1], want[2:]...), "; "), err.Error())
-	assert.Equal(t, policy.Status{Family: "clicks", Strategy: "DefaultExpiration(48h0m0s)", Found: "maxage=2d", Want: "maxage=2d",
-		Type: "plain", WantType: "plain", Exists: true, Matches: true}, statuses[1])
+	assert.Equal(t, spelledStatus{Family: "clicks", Strategy: "DefaultExpiration(48h0m0s)", Found: "maxage=2d", Want: "maxage=2d",
+		Type: "plain", WantType: "plain", Exists: true, Matches: true}, spell(statuses[1]))
+	assert.Equal(t, bigtable.MaxAgePolicy(48*time.Hour), statuses[1].Want, "the strategy's own policy")
 	assert.False(t, statuses[2].Exists)
-	assert.Equal(t, "", statuses[2].Type, "a missing family holds no kind of cell")
+	assert.Nil(t, statuses[2].Type, "a missing family holds no kind of cell")
 	assert.False(t, statuses[2].Matches)
-	assert.Equal(t, "missing", statuses[2].Found)
-	assert.Equal(t, "never", statuses[4].Found, "no GC is bigtable.NoGcPolicy()")
+	assert.Nil(t, statuses[2].Found, "a missing family has no policy")
+	assert.Equal(t, "missing", policy.Describe(statuses[2].Found))
+	assert.Equal(t, bigtable.NoGcPolicy(), statuses[4].Found, "no GC is bigtable.NoGcPolicy()")
+	assert.Equal(t, "never", policy.Describe(statuses[4].Found))
 	assert.True(t, statuses[4].Exists)
 	for _, s := range statuses {
-		assert.Empty(t, s.Finished, "no move: %s", s.Family)
+		assert.Nil(t, s.Finished, "no move: %s", s.Family)
 	}
 
-	statuses, err = policy.Check(ctx, e.Admin, "t", map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(48 * time.Hour)})
+	statuses, err = runCheck(ctx, e.Admin, "t", map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(48 * time.Hour)})
 	assert.NoError(t, err)
 	assert.Len(t, statuses, 1)
 
-	statuses, err = policy.Check(ctx, e.Admin, "nope", map[string]ttl.Strategy{"f": ttl.OneSecond()})
-	require.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	statuses, err = runCheck(ctx, e.Admin, "nope", map[string]ttl.Strategy{"f": ttl.OneSecond()})
+	require.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	assert.Equal(t, `ttl: column family does not match its strategy: table "nope": the table does not exist; family "f" (OneSecond()): missing, want maxage=1s`, err.Error())
 	require.Len(t, statuses, 1)
 	assert.False(t, statuses[0].Exists)
-	_, err = policy.Policies(ctx, e.Admin, "nope")
+	_, err = runPolicies(ctx, e.Admin, "nope")
 	assert.ErrorIs(t, err, policy.ErrTableNotFound, "a table is not a family: its own sentinel")
 	assert.ErrorContains(t, err, `table "nope" does not exist`)
-	assert.Equal(t, "missing", statuses[0].Found)
+	assert.Nil(t, statuses[0].Found)
 }
 
 // TestCheckMove checks that a family in a move matches with the move's own
@@ -95,13 +98,13 @@ func TestCheckMove(t *testing.T) {
 		"other":  bigtable.MaxVersionsPolicy(1),
 	})
 	m := ttl.Move{To: ttl.OneSecond(), Start: testkit.Base, Old: ttl.For(time.Hour), Skew: time.Minute}
-	statuses, err := policy.Check(ctx, e.Admin, "t", map[string]ttl.Strategy{"during": m, "after": m, "other": m})
-	require.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	statuses, err := runCheck(ctx, e.Admin, "t", map[string]ttl.Strategy{"during": m, "after": m, "other": m})
+	require.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	require.Len(t, statuses, 3)
 	for _, s := range statuses {
 		assert.Equal(t, m.String(), s.Strategy)
-		assert.Equal(t, "maxage=1h", s.Want, s.Family)
-		assert.Equal(t, "maxage=1s", s.Finished, s.Family)
+		assert.Equal(t, "maxage=1h", policy.Describe(s.Want), s.Family)
+		assert.Equal(t, "maxage=1s", policy.Describe(s.Finished), s.Family)
 		assert.True(t, s.Exists, s.Family)
 	}
 	assert.Equal(t, []bool{true, true, false}, []bool{statuses[0].Matches, statuses[1].Matches, statuses[2].Matches}, "after, during, other")
@@ -115,9 +118,9 @@ func TestCheckMove(t *testing.T) {
 // TestStatusHandBuilt checks that a status built by hand, not returned by
 // Check, prints without panicking.
 func TestStatusHandBuilt(t *testing.T) {
-	noWant := policy.Status{Family: "f", Found: "never", Exists: true}
-	assert.Equal(t, `family "f" (): found never, want `, noWant.String())
-	assert.Equal(t, `family "" (): missing, want `, policy.Status{}.String())
+	noWant := policy.Status{Family: "f", Found: bigtable.NoGcPolicy(), Exists: true}
+	assert.Equal(t, `family "f" (): found never, want missing`, noWant.String())
+	assert.Equal(t, `family "" (): missing, want missing`, policy.Status{}.String())
 }
 
 // TestCheckBigtableErrors checks that an error of Bigtable's other than a
@@ -127,9 +130,9 @@ func TestCheckBigtableErrors(t *testing.T) {
 	e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	statuses, err := policy.Check(ctx, e.Admin, "t", map[string]ttl.Strategy{"f": ttl.OneSecond()})
+	statuses, err := runCheck(ctx, e.Admin, "t", map[string]ttl.Strategy{"f": ttl.OneSecond()})
 	require.Error(t, err)
-	assert.NotErrorIs(t, err, ttl.ErrFamilyMismatch)
+	assert.NotErrorIs(t, err, policy.ErrFamilyMismatch)
 	assert.Equal(t, codes.Canceled, status.Code(err), "%v", err)
 	assert.True(t, strings.HasPrefix(err.Error(), `policy: table "t": `), err.Error())
 	assert.Nil(t, statuses)
@@ -146,14 +149,14 @@ func TestPolicies(t *testing.T) {
 		"age":  bigtable.MaxAgePolicy(48 * time.Hour),
 		"both": bigtable.UnionPolicy(bigtable.MaxAgePolicy(time.Hour), bigtable.MaxVersionsPolicy(2)),
 	})
-	found, err := policy.Policies(ctx, e.Admin, "t")
+	found, err := runPolicies(ctx, e.Admin, "t")
 	require.NoError(t, err)
 	require.Len(t, found, 3)
 	assert.Equal(t, bigtable.NoGcPolicy().String(), found["none"].String())
 	assert.NotNil(t, found["none"], "no GC is a policy, not nil")
 	assert.Equal(t, map[string]string{"none": "never", "age": "maxage=2d", "both": "maxage=1h or maxversions=2"}, policies(t, e.Admin, "t"))
 
-	found, err = policy.Policies(ctx, e.Admin, "nope")
+	found, err = runPolicies(ctx, e.Admin, "nope")
 	assert.Nil(t, found)
 	require.Error(t, err)
 	assert.Equal(t, codes.NotFound, status.Code(err), "%v", err)

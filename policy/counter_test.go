@@ -13,6 +13,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/testkit"
 )
 
@@ -32,14 +33,14 @@ func TestCheckCounter(t *testing.T) {
 		"maxint": {GCPolicy: bigtable.MaxAgePolicy(time.Second), ValueType: bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.MaxAggregator{}}},
 		"daily":  {GCPolicy: bigtable.MaxAgePolicy(49 * time.Hour), ValueType: sum},
 	}}))
-	statuses, err := policy.Check(ctx, e.Admin, "t", map[string]ttl.Strategy{
+	statuses, err := runCheck(ctx, e.Admin, "t", map[string]ttl.Strategy{
 		"hits":   ttl.Counter(ttl.OneSecond()),
 		"plain":  ttl.Counter(ttl.OneSecond()),
 		"agg":    ttl.OneSecond(),
 		"maxint": ttl.Counter(ttl.OneSecond()),
 		"daily":  ttl.Counter(ttl.Grace(ttl.DefaultExpiration(48*time.Hour), time.Hour)),
 	})
-	require.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	require.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	var got []string
 	for _, s := range statuses {
 		got = append(got, s.String())
@@ -51,8 +52,8 @@ func TestCheckCounter(t *testing.T) {
 		`family "maxint" (Counter(OneSecond())): found aggregate cells, want counter cells: a family's kind of cell cannot be changed in place`,
 		`family "plain" (Counter(OneSecond())): found plain cells, want counter cells: a family's kind of cell cannot be changed in place`,
 	}, got)
-	assert.Equal(t, policy.Status{Family: "hits", Strategy: "Counter(OneSecond())", Found: "maxage=1s", Want: "maxage=1s",
-		Type: "counter", WantType: "counter", Exists: true, Matches: true}, statuses[2])
+	assert.Equal(t, spelledStatus{Family: "hits", Strategy: "Counter(OneSecond())", Found: "maxage=1s", Want: "maxage=1s",
+		Type: "counter", WantType: "counter", Exists: true, Matches: true}, spell(statuses[2]))
 }
 
 // TestEnsureCounter: Ensure creates a counter family as an aggregate of
@@ -63,7 +64,7 @@ func TestEnsureCounter(t *testing.T) {
 	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	fams := map[string]ttl.Strategy{"hits": ttl.Counter(ttl.Grace(ttl.OneSecond(), time.Minute)), "sess": ttl.OneSecond()}
-	plan, err := policy.Ensure(ctx, e.Admin, "t", e.Client.Open("t"), fams, policy.Options{Now: fixedNow})
+	plan, err := runEnsure(ctx, e.Admin, "t", e.Client.Open("t"), fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	assert.True(t, plan.CreateTable)
 	info, err := e.Admin.TableInfo(ctx, "t")
@@ -73,7 +74,7 @@ func TestEnsureCounter(t *testing.T) {
 		kinds[f.Name] = policy.Describe(f.FullGCPolicy) + " " + policy.DescribeType(f.ValueType)
 	}
 	assert.Equal(t, map[string]string{"hits": "maxage=1m counter", "sess": "maxage=1s plain"}, kinds)
-	statuses, err := policy.Check(ctx, e.Admin, "t", fams)
+	statuses, err := runCheck(ctx, e.Admin, "t", fams)
 	require.NoError(t, err)
 	assert.True(t, statuses[0].Matches && statuses[1].Matches)
 
@@ -82,7 +83,7 @@ func TestEnsureCounter(t *testing.T) {
 	// and refuses any update of an aggregate family; Bigtable and later
 	// bttests (v1.58, CI's newest run) change the policy alone.
 	fams["hits"] = ttl.Counter(ttl.Grace(ttl.OneSecond(), time.Hour))
-	_, err = policy.Ensure(ctx, e.Admin, "t", e.Client.Open("t"), fams, policy.Options{Now: fixedNow})
+	_, err = runEnsure(ctx, e.Admin, "t", e.Client.Open("t"), fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	if err != nil && strings.Contains(err.Error(), "Immutable fields 'value_type.aggregate_type' cannot be updated") {
 		t.Logf("this bttest cannot change an aggregate family's policy: %v", err)
 		require.NoError(t, e.Admin.DeleteColumnFamily(ctx, "t", "hits"))
@@ -99,8 +100,8 @@ func TestEnsureCounter(t *testing.T) {
 		{"hits": ttl.Counter(ttl.Grace(ttl.OneSecond(), time.Hour)), "sess": ttl.Counter(ttl.OneSecond())},
 		{"hits": ttl.Grace(ttl.OneSecond(), time.Hour), "sess": ttl.OneSecond()},
 	} {
-		plan, err := policy.Ensure(ctx, e.Admin, "t", raw, swap, policy.Options{Now: fixedNow})
-		require.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+		plan, err := runEnsure(ctx, e.Admin, "t", raw, swap, policy.Options{Scan: scan.Options{Now: fixedNow}})
+		require.ErrorIs(t, err, policy.ErrFamilyMismatch)
 		assert.Contains(t, err.Error(), "cannot be changed in place")
 		assert.Contains(t, err.Error(), "nothing changed")
 		require.NotNil(t, plan)

@@ -10,39 +10,9 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/scan"
 )
-
-// Options are the options of Ensure. The zero value makes the changes,
-// refuses every one that would lose data, does not ignore Bigtable's
-// warnings, and reads time.Now.
-type Options struct {
-	// DryRun makes Ensure work out and return the plan, scans included,
-	// and change nothing.
-	DryRun bool
-
-	// AllowDataLoss lets Ensure make changes that would delete or hide
-	// existing cells. The plan still reports what they lose.
-	AllowDataLoss bool
-
-	// IgnoreWarnings passes bigtable.IgnoreWarnings() with every GC policy
-	// change. Bigtable refuses to relax the GC policy of a replicated table
-	// without it.
-	IgnoreWarnings bool
-
-	// Now is the clock that decides which cells are live; it is read once.
-	// nil means time.Now.
-	Now func() time.Time
-
-	// Scan configures the scan for data that changes would lose: its
-	// workers, its progress reports, and a sample of the table for a
-	// fast estimate. A sampled plan decides nothing: it needs DryRun.
-	// Its metrics name the table and the work "ensure" unless Scan.Table
-	// and Scan.Work say otherwise.
-	Scan scan.Options
-}
 
 // A Plan is what Ensure found and what it did, or in a dry run would do:
 // for each managed family, whether it is kept, created or changed, what
@@ -91,58 +61,45 @@ type FamilyPlan struct {
 	Status
 
 	// Action is what the plan does to the family.
-	Action Action `json:"action"`
+	Action Action
 
 	// Rows is the number of rows holding cells that the change would
 	// delete or hide. Zero for a change that loses nothing, and for a
 	// family kept or created.
-	Rows int `json:"rows_lost"`
+	Rows int
 
 	// Losses says which cells the change would delete or hide, and why:
 	// one entry for each kind of cell found, with the rows that hold it.
 	// A row can hold several kinds, so their rows may add up to more
 	// than Rows. Empty (never nil) when Rows is zero.
-	Losses []Loss `json:"losses"`
+	Losses []Loss
 
 	// Resurfaced is the number of rows holding cells that the current
 	// policy already lets GC delete by age, not collected yet, that the
 	// new strategy would read as live again (a longer default, or
 	// OneSecond's expiries read as DefaultExpiration's write times). It
 	// is reported, not refused: nothing is deleted or hidden.
-	Resurfaced int `json:"resurfaced_rows"`
+	Resurfaced int
 
 	// CollectedSooner says which live cells keep their expiries under the
 	// new strategy but would be deleted by GC sooner once expired: those
 	// of a OneSecond family whose grace (ttl.Grace) is taken off. It is
 	// reported, not refused. Empty (never nil) when there are none.
-	CollectedSooner []Loss `json:"collected_sooner"`
+	CollectedSooner []Loss
 
 	// Refused reports a change that would lose data and was not allowed.
 	// When any change is refused, none is made.
-	Refused bool `json:"refused"`
+	Refused bool
 
 	// Done reports that the family was created or changed.
-	Done bool `json:"done"`
+	Done bool
 }
 
 // String sums the plan up on one line, such as
 // `table "events": 1 family to change, 1 family kept (dry run)`.
 func (p *Plan) String() string {
-	var change, create, keep, refused, done int
-	for _, f := range p.Families {
-		switch {
-		case f.Refused:
-			refused++
-		case f.Done:
-			done++
-		case f.Action == Keep:
-			keep++
-		case f.Action == Create:
-			create++
-		default:
-			change++
-		}
-	}
+	n := p.Tally()
+	create, change, refused, done, keep := n.Create, n.Change, n.Refused, n.Done, n.Keep
 	parts := []string{}
 	for _, c := range []struct {
 		n    int
@@ -179,8 +136,8 @@ func (p *Plan) String() string {
 // one call), creates missing families with their policy, and changes
 // mismatched policies. Families without a strategy are left alone.
 //
-// Before changing a family that exists, it scans the family through data,
-// the same table opened with a data client (client.Open(table)), for cells
+// Before changing a family that exists, it scans the family through the
+// tool's data client (New's data, which Ensure needs), for cells
 // the change would delete or hide (see FamilyPlan and Loss), such as:
 //
 //   - OneSecond on a family holding ordinary, past timestamps;
@@ -193,8 +150,8 @@ func (p *Plan) String() string {
 //     age found can only be a grace: its live cells keep their expiries,
 //     and are reported in FamilyPlan.CollectedSooner, not lost).
 //
-// Such a change is refused unless opts.AllowDataLoss is set: then nothing
-// at all is changed, and the error wraps ttl.ErrDataLoss and names each
+// Such a change is refused unless Options.AllowDataLoss is set: then nothing
+// at all is changed, and the error wraps ErrDataLoss and names each
 // refused family and what it would lose. A family that exists but holds
 // no such cells is changed freely, and a change that relaxes GC (a longer
 // default, more versions) loses nothing; the plan reports the rows whose
@@ -204,27 +161,25 @@ func (p *Plan) String() string {
 // cell either of its rules keeps live (the cells stamped on the wrong side
 // of its boundary are the move tools' to find and rewrite).
 //
-// With opts.DryRun nothing is changed; the plan and the error are what the
+// With Options.DryRun nothing is changed; the plan and the error are what the
 // real run would return, except that nothing is marked done. The plan is
 // also returned with the errors of a scan or a change; after a failed
 // change, the families marked done were changed.
 //
 // The scan and the changes are not atomic: a cell written between them,
 // by a writer that does not follow the strategy, is not protected. GC
-// policies are compared as the client reports them (see Check).
-func Ensure(ctx context.Context, admin *bigtable.AdminClient, table string, data bigtable.TableAPI, families map[string]ttl.Strategy, opts Options) (*Plan, error) {
-	if ctx == nil || admin == nil || data == nil || rules.IsNilPointer(data) {
-		return nil, fmt.Errorf("%w: policy.Ensure: nil context, admin client or table", ttl.ErrNilArgument)
-	}
-	names, managed, err := checkedFamilies(families)
-	if err != nil {
+// policies are compared as the client reports them (see Check). Without a
+// data client, Ensure refuses with ttl.ErrNilArgument and reads nothing.
+func (t *Tool) Ensure(ctx context.Context) (*Plan, error) {
+	if err := t.start(ctx, "policy.Ensure", true); err != nil {
 		return nil, err
 	}
-	plan, err := newPlan("policy.Ensure", table, opts)
-	if err != nil {
-		return nil, err
+	if t.data == nil {
+		return nil, fmt.Errorf("%w: policy.Ensure: table %q: no data client to scan it with (policy.New's data is nil)", ttl.ErrNilArgument, t.table)
 	}
-	statuses, found, exists, err := readFamilies(ctx, admin, table, names, managed)
+	opts, table, admin, managed := t.opts, t.table, t.admin, t.managed
+	plan := t.newPlan(table)
+	statuses, found, exists, err := readFamilies(ctx, admin, table, t.names, managed)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +190,7 @@ func Ensure(ctx context.Context, admin *bigtable.AdminClient, table string, data
 	}
 	opts.Scan.Table = cmp.Or(opts.Scan.Table, table)
 	opts.Scan.Work = cmp.Or(opts.Scan.Work, "ensure")
-	if err := plan.count(ctx, data, scans, opts.Scan); err != nil || plan.Read.Sampled > 0 {
+	if err := plan.count(ctx, t.data, scans, opts.Scan); err != nil || plan.Read.Sampled > 0 {
 		return plan, err
 	}
 	if err := plan.refuse(opts.AllowDataLoss); err != nil || opts.DryRun {
@@ -272,7 +227,7 @@ func (p *Plan) unchangeable() error {
 	var bad []string
 	for i := range p.Families {
 		f := &p.Families[i]
-		if f.Exists && f.Type != f.WantType {
+		if f.wrongKind() {
 			f.Refused = true
 			bad = append(bad, f.Status.String())
 		}
@@ -281,7 +236,7 @@ func (p *Plan) unchangeable() error {
 		return nil
 	}
 	return fmt.Errorf("%w: table %q: %s; nothing changed: create the family under another name (a counter needs a ttl.Counter family, created as an aggregate of int64 sums)",
-		ttl.ErrFamilyMismatch, p.Table, strings.Join(bad, "; "))
+		ErrFamilyMismatch, p.Table, strings.Join(bad, "; "))
 }
 
 // count runs the loss scans in one pass over data, and sets what each
@@ -316,14 +271,14 @@ func (p *Plan) refuse(allowed bool) error {
 			f.Refused = true
 			reasons := make([]string, len(f.Losses))
 			for j, l := range f.Losses {
-				reasons[j] = l.Reason
+				reasons[j] = l.String()
 			}
 			refused = append(refused, fmt.Sprintf("%s: %s", f.Status, strings.Join(reasons, "; ")))
 		}
 	}
 	if len(refused) > 0 {
 		return fmt.Errorf("%w: table %q: %s; nothing changed (allow it with AllowDataLoss)",
-			ttl.ErrDataLoss, p.Table, strings.Join(refused, "; "))
+			ErrDataLoss, p.Table, strings.Join(refused, "; "))
 	}
 	return nil
 }
@@ -356,7 +311,7 @@ func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed m
 				err = fmt.Errorf("policy: table %q: creating family %q with %s: %w", p.Table, f.Family, Describe(want), err)
 			}
 		default:
-			err = Set(ctx, admin, p.Table, f.Family, want, ignoreWarnings)
+			err = set(ctx, admin, p.Table, f.Family, want, ignoreWarnings)
 		}
 		if err != nil {
 			return err
@@ -366,33 +321,52 @@ func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed m
 	return nil
 }
 
-// Set sets the GC policy of a family that exists, passing
-// bigtable.IgnoreWarnings() with it when ignoreWarnings is set (Bigtable
-// refuses to relax the GC policy of a replicated table without it).
-func Set(ctx context.Context, admin *bigtable.AdminClient, table, family string, p bigtable.GCPolicy, ignoreWarnings bool) error {
-	var opts []bigtable.GCPolicyOption
-	if ignoreWarnings {
-		opts = append(opts, bigtable.IgnoreWarnings())
+// newPlan returns the empty plan of table, at the clock's now.
+func (t *Tool) newPlan(table string) *Plan {
+	now := time.Now
+	if t.opts.Scan.Now != nil {
+		now = t.opts.Scan.Now
 	}
-	if err := admin.SetGCPolicyWithOptions(ctx, table, family, p, opts...); err != nil {
-		return fmt.Errorf("policy: table %q: setting family %q to %s: %w", table, family, Describe(p), err)
-	}
-	return nil
+	return &Plan{Table: table, Now: now(), DryRun: t.opts.DryRun}
 }
 
-// newPlan checks the options of call and returns the empty plan of table,
-// at the clock's now.
-func newPlan(call, table string, opts Options) (*Plan, error) {
-	if err := opts.Scan.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", call, err)
+// A Tally counts a plan's families by what became of them. Plan.String
+// and the cellttl command's summary line both read it, so that they
+// cannot disagree.
+type Tally struct {
+	// Keep counts the families that match their strategy.
+	Keep int `json:"keep"`
+	// Create counts the families to create, neither refused nor done.
+	Create int `json:"create"`
+	// Change counts the families to change, neither refused nor done.
+	Change int `json:"change"`
+	// Refused counts the families whose change was refused.
+	Refused int `json:"refused"`
+	// Done counts the families created or changed.
+	Done int `json:"done"`
+}
+
+// Pending is the number of changes the plan would make and has not
+// made: families to create or change, not refused.
+func (n Tally) Pending() int { return n.Create + n.Change }
+
+// Tally counts the plan's families by what became of them: each family
+// in one count, refused first, then done, then by its action.
+func (p *Plan) Tally() Tally {
+	var n Tally
+	for _, f := range p.Families {
+		switch {
+		case f.Refused:
+			n.Refused++
+		case f.Done:
+			n.Done++
+		case f.Action == Keep:
+			n.Keep++
+		case f.Action == Create:
+			n.Create++
+		default:
+			n.Change++
+		}
 	}
-	if opts.Scan.Sample > 0 && !opts.DryRun {
-		return nil, fmt.Errorf("%w: %s: a sample (scan.Options.Sample) gives estimates, which cannot decide a change; use it with DryRun",
-			ttl.ErrInvalidOption, call)
-	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	return &Plan{Table: table, Now: now(), DryRun: opts.DryRun}, nil
+	return n
 }

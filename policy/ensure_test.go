@@ -57,18 +57,18 @@ func TestRefuseBadArguments(t *testing.T) {
 		{"fraction of a second", ctx, e.Admin, raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(1500 * time.Millisecond)}, ttl.ErrInvalidStrategy,
 			`DefaultExpiration(1.5s) (family "f"): the Bigtable client reports GC ages in whole seconds`},
 	} {
-		_, err := policy.Check(tt.ctx, tt.admin, "t", tt.families)
+		_, err := runCheck(tt.ctx, tt.admin, "t", tt.families)
 		if assert.ErrorIs(t, err, tt.want, "Check: "+tt.name) {
 			assert.Contains(t, err.Error(), tt.msg, "Check: "+tt.name)
 		}
-		plan, err := policy.Ensure(tt.ctx, tt.admin, "t", tt.data, tt.families, policy.Options{})
+		plan, err := runEnsure(tt.ctx, tt.admin, "t", tt.data, tt.families, policy.Options{})
 		assert.Nil(t, plan, tt.name)
 		if assert.ErrorIs(t, err, tt.want, "Ensure: "+tt.name) {
 			assert.Contains(t, err.Error(), tt.msg, "Ensure: "+tt.name)
 		}
 	}
 	for _, data := range []bigtable.TableAPI{nil, (*bigtable.Table)(nil)} {
-		plan, err := policy.Ensure(ctx, e.Admin, "t", data, one, policy.Options{})
+		plan, err := runEnsure(ctx, e.Admin, "t", data, one, policy.Options{})
 		assert.Nil(t, plan)
 		if assert.ErrorIs(t, err, ttl.ErrNilArgument) {
 			assert.True(t, strings.HasPrefix(err.Error(), "ttl: nil argument: policy.Ensure: "), err.Error())
@@ -79,14 +79,14 @@ func TestRefuseBadArguments(t *testing.T) {
 		opts policy.Options
 		msg  string
 	}{
-		{"negative workers", policy.Options{Scan: scan.Options{Workers: -1}}, "policy.Ensure: ttl: invalid option: scan.Options.Workers -1"},
+		{"negative workers", policy.Options{Scan: scan.Options{Workers: -1}}, "policy.New: ttl: invalid option: scan.Options.Workers -1"},
 		{"negative progress interval", policy.Options{DryRun: true, Scan: scan.Options{ProgressEvery: -time.Second}}, "scan.Options.ProgressEvery -1s"},
 		{"whole table as a sample", policy.Options{DryRun: true, Scan: scan.Options{Sample: 1}}, "scan.Options.Sample 1"},
 		{"sample that would decide", policy.Options{Scan: scan.Options{Sample: 0.5}},
-			"ttl: invalid option: policy.Ensure: a sample (scan.Options.Sample) gives estimates, which cannot decide a change; use it with DryRun"},
+			"ttl: invalid option: policy.New: a sample (scan.Options.Sample) gives estimates, which cannot decide a change; use it with DryRun"},
 		{"sample that would decide, data loss allowed", policy.Options{AllowDataLoss: true, Scan: scan.Options{Sample: 0.5}}, "use it with DryRun"},
 	} {
-		plan, err := policy.Ensure(ctx, e.Admin, "t", raw, one, tt.opts)
+		plan, err := runEnsure(ctx, e.Admin, "t", raw, one, tt.opts)
 		assert.Nil(t, plan, tt.name)
 		if assert.ErrorIs(t, err, ttl.ErrInvalidOption, tt.name) {
 			assert.Contains(t, err.Error(), tt.msg, tt.name)
@@ -108,19 +108,19 @@ func TestEnsureChange(t *testing.T) {
 		found    bigtable.GCPolicy // nil: no GC
 		strategy ttl.Strategy
 		cells    []testkit.Stored
-		lost     int      // rows that the change deletes or hides
-		losses   []string // why
-		sooner   []string // live cells collected sooner once expired: not lost
-		back     int      // rows that resurface
-		returned int      // cells the scan returns
-		noScan   bool     // nothing can be lost or resurface
+		lost     int           // rows that the change deletes or hides
+		losses   []policy.Loss // which cells
+		sooner   []policy.Loss // live cells collected sooner once expired: not lost
+		back     int           // rows that resurface
+		returned int           // cells the scan returns
+		noScan   bool          // nothing can be lost or resurface
 	}{
 		{
 			name: "one second on past timestamps", strategy: ttl.OneSecond(),
 			cells: []testkit.Stored{stored("r1", "a", at(-h)), stored("r1", "b", at(-2*h)), stored("r2", "a", at(-24*h)),
 				stored("r3", "a", at(h)), stored("r4", "a", at(0))},
 			lost: 3, returned: 3,
-			losses: []string{"3 rows hold cells stamped up to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expiries already past: hidden at once, deleted by GC within seconds"},
+			losses: []policy.Loss{{Kind: policy.LossExpired, Rows: 3, Until: tm("2030-04-30T09:00:00Z"), Expiries: true}},
 		},
 		{
 			name: "one second on a family that already holds expiries", strategy: ttl.OneSecond(),
@@ -130,25 +130,25 @@ func TestEnsureChange(t *testing.T) {
 			name: "one second on sequence numbers", found: bigtable.MaxVersionsPolicy(3), strategy: ttl.OneSecond(),
 			cells: append(versions("r1", "a", 1, 3), stored("r2", "a", 7000)),
 			lost:  2, returned: 2,
-			losses: []string{"2 rows hold sequence numbers (timestamps before 2000), which the age-based policy maxage=1s deletes all at once"},
+			losses: []policy.Loss{{Kind: policy.LossSequence, Rows: 2}},
 		},
 		{
 			name: "default expiration on sequence numbers", found: bigtable.MaxVersionsPolicy(3), strategy: ttl.DefaultExpiration(48 * h),
 			cells: versions("r1", "a", 1, 3),
 			lost:  1, returned: 1,
-			losses: []string{"1 row holds sequence numbers (timestamps before 2000), which the age-based policy maxage=2d deletes all at once"},
+			losses: []policy.Loss{{Kind: policy.LossSequence, Rows: 1}},
 		},
 		{
 			name: "sequence numbers on real timestamps", strategy: ttl.SequenceNumbers(3),
 			cells: []testkit.Stored{stored("r1", "a", at(-h)), stored("r1", "b", at(h)), stored("r2", "a", 5000)},
 			lost:  1, returned: 3, // r1: its two cells, one also a real-time cell (counted once); r2: its version
-			losses: []string{"1 row holds real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under maxversions=3 would delete the versions written after them"},
+			losses: []policy.Loss{{Kind: policy.LossRealTime, Rows: 1}},
 		},
 		{
 			name: "sequence numbers on too many versions", strategy: ttl.SequenceNumbers(3),
 			cells: append(append(versions("r1", "a", 1, 5), versions("r2", "a", 1, 3)...), append(versions("r2", "b", 1, 4), versions("r3", "a", 1, 1)...)...),
 			lost:  2, returned: 4 + 3 + 4 + 1, // up to 4 versions a column
-			losses: []string{"2 rows have columns with more than 3 versions, whose oldest maxversions=3 deletes"},
+			losses: []policy.Loss{{Kind: policy.LossVersions, Rows: 2, Versions: 3}},
 		},
 		{
 			// No column can hold more than math.MaxInt32 versions: they are
@@ -156,7 +156,7 @@ func TestEnsureChange(t *testing.T) {
 			name: "sequence numbers, the most versions", strategy: ttl.SequenceNumbers(math.MaxInt32),
 			cells: append(versions("r1", "a", 1, 3), stored("r2", "a", at(-h))),
 			lost:  1, returned: 1,
-			losses: []string{"1 row holds real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under maxversions=2147483647 would delete the versions written after them"},
+			losses: []policy.Loss{{Kind: policy.LossRealTime, Rows: 1}},
 		},
 		{
 			name: "sequence numbers with fewer versions kept", found: bigtable.MaxVersionsPolicy(3), strategy: ttl.SequenceNumbers(5),
@@ -166,7 +166,7 @@ func TestEnsureChange(t *testing.T) {
 			name: "sequence numbers on an age policy", found: bigtable.MaxAgePolicy(time.Second), strategy: ttl.SequenceNumbers(2),
 			cells: []testkit.Stored{stored("r1", "a", at(h)), stored("r2", "a", 3000)},
 			lost:  1, returned: 1, // the real-time cell, passed as real time and as a version, counted once; the 1970 cell is GC's already
-			losses: []string{"1 row holds real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under maxversions=2 would delete the versions written after them"},
+			losses: []policy.Loss{{Kind: policy.LossRealTime, Rows: 1}},
 		},
 		{
 			// The cell of r2 is live under both, but its expiry moves a day
@@ -176,9 +176,9 @@ func TestEnsureChange(t *testing.T) {
 			cells: []testkit.Stored{stored("r1", "a", at(-60*h)), stored("r2", "a", at(-10*h)), stored("r3", "a", at(-100*h)), stored("r4", "a", at(-48*h)),
 				stored("r5", "a", ttl.MaxTimestamp-bigtable.Timestamp(72*h/time.Microsecond))},
 			lost: 3, returned: 3,
-			losses: []string{
-				"2 rows hold cells stamped 2030-04-27T09:00:00.001Z to 2030-04-28T09:00:00.000Z, which DefaultExpiration(48h0m0s) reads as expired and maxage=3d keeps stored: GC deletes them at once; written under maxage=3d as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
-				"1 row holds live cells whose expiries move 1d earlier under DefaultExpiration(48h0m0s), written under maxage=3d as a default (kept by a grace on a default of 2d, none moves)",
+			losses: []policy.Loss{
+				{Kind: policy.LossExpired, Rows: 2, From: tm("2030-04-27T09:00:00.001Z"), Until: tm("2030-04-28T09:00:00Z"), Age: 72 * h},
+				{Kind: policy.LossEarlier, Rows: 1, Age: 72 * h, Shift: 24 * h},
 			},
 		},
 		{
@@ -190,10 +190,10 @@ func TestEnsureChange(t *testing.T) {
 			cells: []testkit.Stored{stored("r1", "a", at(-h)), stored("r2", "a", at(24*h)), stored("r2", "b", at(-72*h)), stored("r3", "a", at(-72*h)),
 				stored("r4", "a", ttl.MaxTimestamp-bigtable.Timestamp(48*h/time.Microsecond))},
 			lost: 1, returned: 2,
-			losses: []string{
-				"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expired and maxage=2d keeps stored: GC deletes them at once; written under maxage=2d as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
+			losses: []policy.Loss{
+				{Kind: policy.LossExpired, Rows: 1, From: tm("2030-04-28T09:00:00.001Z"), Until: tm("2030-04-30T09:00:00Z"), Age: 48 * h, Expiries: true},
 			},
-			sooner: []string{"1 row holds live cells whose expiries OneSecond() keeps: GC deletes each 2d sooner once expired (maxage=2d, a grace, taken off)"},
+			sooner: []policy.Loss{{Kind: policy.LossSooner, Rows: 1, Age: 48 * h, Shift: 48 * h}},
 		},
 		{
 			// maxage=1s is OneSecond's own age: dropping the version limit
@@ -228,9 +228,9 @@ func TestEnsureChange(t *testing.T) {
 			strategy: ttl.DefaultExpiration(48 * h),
 			cells:    []testkit.Stored{stored("r1", "a", at(-48*h-30*time.Minute)), stored("r2", "a", at(-h))},
 			lost:     2, returned: 2,
-			losses: []string{
-				"1 row holds cells stamped 2030-04-28T08:00:00.001Z to 2030-04-28T09:00:00.000Z, which DefaultExpiration(48h0m0s) reads as expired and maxage=49h keeps stored: GC deletes them at once; written under maxage=49h as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
-				"1 row holds live cells whose expiries move 1h earlier under DefaultExpiration(48h0m0s), written under maxage=49h as a default (kept by a grace on a default of 2d, none moves)",
+			losses: []policy.Loss{
+				{Kind: policy.LossExpired, Rows: 1, From: tm("2030-04-28T08:00:00.001Z"), Until: tm("2030-04-28T09:00:00Z"), Age: 49 * h},
+				{Kind: policy.LossEarlier, Rows: 1, Age: 49 * h, Shift: h},
 			},
 		},
 		{
@@ -240,16 +240,16 @@ func TestEnsureChange(t *testing.T) {
 			strategy: ttl.Grace(ttl.DefaultExpiration(48*h), 2*h),
 			cells:    []testkit.Stored{stored("r1", "a", at(-48*h-30*time.Minute)), stored("r2", "a", at(-h))},
 			lost:     2, returned: 2,
-			losses: []string{
-				"1 row holds cells stamped 2030-04-28T08:00:00.001Z to 2030-04-28T09:00:00.000Z, which Grace(DefaultExpiration(48h0m0s), 2h0m0s) reads as expired and maxage=49h keeps stored: GC deletes them at once; written under maxage=49h as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
-				"1 row holds live cells whose expiries move 1h earlier under Grace(DefaultExpiration(48h0m0s), 2h0m0s), written under maxage=49h as a default (kept by a grace on a default of 2d, none moves)",
+			losses: []policy.Loss{
+				{Kind: policy.LossExpired, Rows: 1, From: tm("2030-04-28T08:00:00.001Z"), Until: tm("2030-04-28T09:00:00Z"), Age: 49 * h},
+				{Kind: policy.LossEarlier, Rows: 1, Age: 49 * h, Shift: h},
 			},
 		},
 		{
 			name: "default expiration on real timestamps", strategy: ttl.DefaultExpiration(48 * h),
 			cells: []testkit.Stored{stored("r1", "a", at(-72*h)), stored("r2", "a", at(-h))},
 			lost:  1, returned: 1,
-			losses: []string{"1 row holds cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)"},
+			losses: []policy.Loss{{Kind: policy.LossExpired, Rows: 1, Until: tm("2030-04-28T09:00:00Z")}},
 		},
 		{
 			// Without an age rule, nothing expired before: the cells now
@@ -289,15 +289,15 @@ func TestEnsureChange(t *testing.T) {
 			testkit.Put(t, raw, "other", stored("r0", "x", at(-1000*h))) // never scanned, never counted
 			before := policies(t, e.Admin, "t")
 			fams := map[string]ttl.Strategy{"f": tt.strategy}
-			opts := policy.Options{Now: fixedNow}
+			opts := policy.Options{Scan: scan.Options{Now: fixedNow}}
 
-			plan, err := policy.Ensure(ctx, e.Admin, "t", raw, fams, opts)
+			plan, err := runEnsure(ctx, e.Admin, "t", raw, fams, opts)
 			require.NotNil(t, plan)
 			require.Len(t, plan.Families, 1)
 			f := plan.Families[0]
 			assert.Equal(t, policy.Change, f.Action)
-			assert.Equal(t, tt.losses, reasons(f))
-			assert.Equal(t, tt.sooner, sooner(f), "collected sooner")
+			assert.Equal(t, tt.losses, orNil(f.Losses))
+			assert.Equal(t, tt.sooner, orNil(f.CollectedSooner), "collected sooner")
 			assert.NotNil(t, f.CollectedSooner)
 			assert.Equal(t, tt.lost, f.Rows, "rows lost")
 			assert.Equal(t, tt.back, f.Resurfaced, "rows resurfaced")
@@ -320,9 +320,9 @@ func TestEnsureChange(t *testing.T) {
 			assert.Equal(t, tt.returned, plan.Read.CellsReturned, "cells returned")
 
 			if tt.lost > 0 {
-				require.ErrorIs(t, err, ttl.ErrDataLoss)
+				require.ErrorIs(t, err, policy.ErrDataLoss)
 				for _, r := range tt.losses {
-					assert.Contains(t, err.Error(), r)
+					assert.Contains(t, err.Error(), r.String())
 				}
 				assert.Contains(t, err.Error(), `family "f" (`+fmt.Sprint(tt.strategy)+`)`)
 				assert.True(t, f.Refused)
@@ -331,7 +331,7 @@ func TestEnsureChange(t *testing.T) {
 				assert.Equal(t, len(tt.cells)+1, count(t, raw), "cells lost by a refused change")
 
 				opts.AllowDataLoss = true
-				plan, err = policy.Ensure(ctx, e.Admin, "t", raw, fams, opts)
+				plan, err = runEnsure(ctx, e.Admin, "t", raw, fams, opts)
 				require.NotNil(t, plan)
 				f = plan.Families[0]
 				assert.Equal(t, tt.lost, f.Rows, "rows lost, allowed")
@@ -339,7 +339,7 @@ func TestEnsureChange(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.True(t, f.Done)
-			_, err = policy.Check(ctx, e.Admin, "t", fams)
+			_, err = runCheck(ctx, e.Admin, "t", fams)
 			assert.NoError(t, err)
 			assert.Equal(t, before["other"], policies(t, e.Admin, "t")["other"])
 		})
@@ -358,13 +358,13 @@ func TestEnsureShortensLifetimes(t *testing.T) {
 	for _, tt := range []struct {
 		to     ttl.Strategy
 		rows   int
-		losses []string
+		losses []policy.Loss
 	}{
-		{ttl.OneSecond(), 1, []string{
-			"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expired and maxage=2d keeps stored: GC deletes them at once; written under maxage=2d as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
+		{ttl.OneSecond(), 1, []policy.Loss{
+			{Kind: policy.LossExpired, Rows: 1, From: tm("2030-04-28T09:00:00.001Z"), Until: tm("2030-04-30T09:00:00Z"), Age: 48 * h, Expiries: true},
 		}},
-		{ttl.DefaultExpiration(24 * h), 2, []string{
-			"2 rows hold live cells whose expiries move 1d earlier under DefaultExpiration(24h0m0s), written under maxage=2d as a default (kept by a grace on a default of 1d, none moves)",
+		{ttl.DefaultExpiration(24 * h), 2, []policy.Loss{
+			{Kind: policy.LossEarlier, Rows: 2, Age: 48 * h, Shift: 24 * h},
 		}},
 		{ttl.DefaultExpiration(96 * h), 0, nil},
 	} {
@@ -379,10 +379,10 @@ func TestEnsureShortensLifetimes(t *testing.T) {
 			require.NoError(t, before.Apply(ctx, "r1", testkit.Set("f", "hold", "keep 72h", ttl.For(72*h))))
 			require.NoError(t, before.Apply(ctx, "r3", testkit.Set("f", "keep", "forever", ttl.Forever)))
 
-			plan, err := policy.Ensure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": tt.to}, policy.Options{Now: clock.Now, DryRun: true})
+			plan, err := runEnsure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": tt.to}, policy.Options{DryRun: true, Scan: scan.Options{Now: clock.Now}})
 			require.NotNil(t, plan)
 			f := plan.Families[0]
-			assert.Equal(t, tt.losses, reasons(f))
+			assert.Equal(t, tt.losses, orNil(f.Losses))
 			assert.Equal(t, tt.rows, f.Rows)
 			assert.Zero(t, f.Resurfaced)
 			assert.Equal(t, policy.Change, f.Action)
@@ -393,11 +393,11 @@ func TestEnsureShortensLifetimes(t *testing.T) {
 				assert.Equal(t, `table "t": 1 family to change (dry run)`, plan.String())
 				return
 			}
-			require.ErrorIs(t, err, ttl.ErrDataLoss)
+			require.ErrorIs(t, err, policy.ErrDataLoss)
 			assert.True(t, f.Refused)
 			assert.Equal(t, `table "t": 1 family refused (dry run)`, plan.String())
 			for _, r := range tt.losses {
-				assert.Contains(t, err.Error(), r)
+				assert.Contains(t, err.Error(), r.String())
 			}
 		})
 	}
@@ -423,9 +423,9 @@ func TestEnsureDryRun(t *testing.T) {
 		"sess":   ttl.OneSecond(),
 	}
 	before := policies(t, e.Admin, "t")
-	opts := policy.Options{DryRun: true, Now: fixedNow}
+	opts := policy.Options{DryRun: true, Scan: scan.Options{Now: fixedNow}}
 	const (
-		clicksLoss = "1 row holds cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)"
+		clicksLoss = "1 row holds cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once"
 		d48        = "DefaultExpiration(48h0m0s)"
 	)
 	// What the command prints as a table (render_plan.go), row by row.
@@ -438,8 +438,8 @@ func TestEnsureDryRun(t *testing.T) {
 		}
 	}
 
-	plan, err := policy.Ensure(ctx, e.Admin, "t", testkit.Tablets{TableAPI: raw}, fams, opts)
-	require.ErrorIs(t, err, ttl.ErrDataLoss)
+	plan, err := runEnsure(ctx, e.Admin, "t", testkit.Tablets{TableAPI: raw}, fams, opts)
+	require.ErrorIs(t, err, policy.ErrDataLoss)
 	assert.Equal(t, `ttl: change would delete or hide existing data: table "t": family "clicks" (DefaultExpiration(48h0m0s)): found never, want maxage=2d: `+
 		clicksLoss+`; nothing changed (allow it with AllowDataLoss)`, err.Error())
 	require.NotNil(t, plan)
@@ -450,7 +450,7 @@ func TestEnsureDryRun(t *testing.T) {
 	assert.Equal(t, plans(true, false), summaries(plan))
 	assert.Equal(t, []string{clicksLoss}, reasons(plan.Families[0]))
 	assert.Empty(t, plan.Families[1].Losses, "hits: nothing lost, one row resurfaces")
-	assert.Equal(t, []policy.Loss{{Rows: 1, Reason: clicksLoss}}, plan.Families[0].Losses)
+	assert.Equal(t, []policy.Loss{{Kind: policy.LossExpired, Rows: 1, Until: tm("2030-04-28T09:00:00Z")}}, plan.Families[0].Losses)
 	// One shard, read once: two rows and six cells seen, two cells (of
 	// one row) returned.
 	assert.Equal(t, scan.Stats{Reads: 1, RowsSeen: 2, CellsSeen: 6, RowsReturned: 1, CellsReturned: 2, Shards: 1, ShardsRead: 1}, plan.Read)
@@ -458,7 +458,7 @@ func TestEnsureDryRun(t *testing.T) {
 	assert.Equal(t, before, policies(t, e.Admin, "t"))
 
 	opts.AllowDataLoss = true
-	plan, err = policy.Ensure(ctx, e.Admin, "t", testkit.Tablets{TableAPI: raw}, fams, opts)
+	plan, err = runEnsure(ctx, e.Admin, "t", testkit.Tablets{TableAPI: raw}, fams, opts)
 	require.NoError(t, err)
 	assert.Equal(t, plans(false, false), summaries(plan))
 	assert.Equal(t, []string{clicksLoss}, reasons(plan.Families[0]), "allowed, still reported")
@@ -467,14 +467,14 @@ func TestEnsureDryRun(t *testing.T) {
 	assert.Equal(t, 6, count(t, raw))
 
 	opts.DryRun = false
-	plan, err = policy.Ensure(ctx, e.Admin, "t", testkit.Tablets{TableAPI: raw}, fams, opts)
+	plan, err = runEnsure(ctx, e.Admin, "t", testkit.Tablets{TableAPI: raw}, fams, opts)
 	require.NoError(t, err)
 	assert.False(t, plan.DryRun)
 	assert.Equal(t, plans(false, true), summaries(plan))
 	assert.Equal(t, `table "t": 3 families created or changed, 1 family kept`, plan.String())
 	assert.Equal(t, map[string]string{"clicks": "maxage=2d", "hits": "maxage=2d", "rev": "maxversions=3", "sess": "maxage=1s"}, policies(t, e.Admin, "t"))
 
-	plan, err = policy.Ensure(ctx, e.Admin, "t", testkit.Tablets{TableAPI: raw}, fams, policy.Options{Now: fixedNow})
+	plan, err = runEnsure(ctx, e.Admin, "t", testkit.Tablets{TableAPI: raw}, fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	for _, f := range plan.Families {
 		assert.Equal(t, policy.Keep, f.Action, f.Family)
@@ -492,7 +492,7 @@ func TestEnsureCreates(t *testing.T) {
 	e := emulator.StartForTest(t)
 	fams := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(30 * 24 * time.Hour)}
 
-	plan, err := policy.Ensure(ctx, e.Admin, "new", e.Client.Open("new"), fams, policy.Options{DryRun: true})
+	plan, err := runEnsure(ctx, e.Admin, "new", e.Client.Open("new"), fams, policy.Options{DryRun: true})
 	require.NoError(t, err)
 	assert.True(t, plan.CreateTable)
 	assert.Equal(t, []summary{
@@ -503,7 +503,7 @@ func TestEnsureCreates(t *testing.T) {
 	_, err = e.Admin.TableInfo(ctx, "new")
 	require.Error(t, err, "a dry run created the table")
 
-	plan, err = policy.Ensure(ctx, e.Admin, "new", e.Client.Open("new"), fams, policy.Options{})
+	plan, err = runEnsure(ctx, e.Admin, "new", e.Client.Open("new"), fams, policy.Options{})
 	require.NoError(t, err)
 	assert.True(t, plan.CreateTable)
 	assert.True(t, plan.Families[0].Done && plan.Families[1].Done)
@@ -512,7 +512,7 @@ func TestEnsureCreates(t *testing.T) {
 
 	raw := e.TableForTest(t, "old", map[string]bigtable.GCPolicy{"meta": bigtable.MaxVersionsPolicy(1), "sess": bigtable.MaxAgePolicy(time.Second)})
 	testkit.Put(t, raw, "meta", stored("r", "x", testkit.MS(testkit.Base)))
-	plan, err = policy.Ensure(ctx, e.Admin, "old", raw, fams, policy.Options{})
+	plan, err = runEnsure(ctx, e.Admin, "old", raw, fams, policy.Options{})
 	require.NoError(t, err)
 	assert.False(t, plan.CreateTable)
 	assert.Equal(t, []policy.Action{policy.Create, policy.Keep}, []policy.Action{plan.Families[0].Action, plan.Families[1].Action})
@@ -533,17 +533,17 @@ func TestEnsureMove(t *testing.T) {
 	m := ttl.Move{To: ttl.OneSecond(), Start: testkit.Base.Add(time.Hour), Old: ttl.For(time.Hour), Skew: time.Minute}
 	fams := map[string]ttl.Strategy{"f": m}
 
-	plan, err := policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{Now: fixedNow})
+	plan, err := runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	assert.Equal(t, []summary{{"f", m.String(), "maxversions=1", "maxage=1h", policy.Change, 0, 0, false, true}}, summaries(plan))
-	assert.Equal(t, "maxage=1s", plan.Families[0].Finished)
+	assert.Equal(t, bigtable.MaxAgePolicy(time.Second), plan.Families[0].Finished)
 	assert.Equal(t, scan.Stats{}, plan.Read, "no scan")
 	assert.Equal(t, map[string]string{"f": "maxage=1h"}, policies(t, e.Admin, "t"))
 	assert.Equal(t, 2, count(t, raw))
 
 	// Once finished, the family has its new strategy's policy: kept.
-	require.NoError(t, policy.Set(ctx, e.Admin, "t", "f", bigtable.MaxAgePolicy(time.Second), false))
-	plan, err = policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{Now: fixedNow})
+	require.NoError(t, runSet(ctx, e.Admin, "t", "f", bigtable.MaxAgePolicy(time.Second), false))
+	plan, err = runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	assert.Equal(t, policy.Keep, plan.Families[0].Action)
 	assert.False(t, plan.Families[0].Done)
@@ -567,10 +567,10 @@ func TestEnsureSample(t *testing.T) {
 	data := testkit.Tablets{TableAPI: raw, Keys: []string{"r020", "r040", "r060", "r080"}}
 	fams := map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)}
 	var progress []scan.Progress
-	opts := policy.Options{DryRun: true, Now: fixedNow, Scan: scan.Options{Sample: 0.4, Seed: 7, Workers: 1, Now: fixedNow,
+	opts := policy.Options{DryRun: true, Scan: scan.Options{Sample: 0.4, Seed: 7, Workers: 1, Now: fixedNow,
 		Progress: func(p scan.Progress) { progress = append(progress, p) }}}
 
-	plan, err := policy.Ensure(ctx, e.Admin, "t", data, fams, opts)
+	plan, err := runEnsure(ctx, e.Admin, "t", data, fams, opts)
 	require.NoError(t, err, "an estimate decides nothing, and refuses nothing")
 	read := plan.Read
 	assert.True(t, read.Estimate())
@@ -582,7 +582,8 @@ func TestEnsureSample(t *testing.T) {
 	// scales the cells it saw; every row read would lose data.
 	want := int(float64(read.RowsReturned)*read.Scale() + 0.5)
 	assert.Equal(t, want, f.Rows, "%d rows read, scaled by %v", read.RowsReturned, read.Scale())
-	assert.Equal(t, []policy.Loss{{Rows: want, Reason: fmt.Sprintf("%d rows hold cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)", want)}}, f.Losses)
+	assert.Equal(t, []policy.Loss{{Kind: policy.LossExpired, Rows: want, Until: tm("2030-04-28T09:00:00Z")}}, f.Losses)
+	assert.Equal(t, fmt.Sprintf("%d rows hold cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once", want), f.Losses[0].String())
 	assert.Less(t, read.RowsSeen, 100, "a sample reads part of the table")
 	if est := read.Estimates.RowsSeen; est.Low > 100 || est.High < 100 {
 		t.Errorf("the sample's interval of rows seen %+v does not hold the table's 100 rows", est)
@@ -594,7 +595,7 @@ func TestEnsureSample(t *testing.T) {
 	assert.Equal(t, map[string]string{"f": "never"}, policies(t, e.Admin, "t"))
 
 	opts.AllowDataLoss = true
-	plan, err = policy.Ensure(ctx, e.Admin, "t", data, fams, opts)
+	plan, err = runEnsure(ctx, e.Admin, "t", data, fams, opts)
 	require.NoError(t, err)
 	assert.False(t, plan.Families[0].Done)
 	assert.Equal(t, map[string]string{"f": "never"}, policies(t, e.Admin, "t"), "a sample changes nothing")
@@ -620,10 +621,11 @@ func TestEnsureScanStops(t *testing.T) {
 	boom := errors.New("boom")
 	data := failingReads{testkit.Tablets{TableAPI: raw}, boom}
 
-	for _, opts := range []policy.Options{{Now: fixedNow}, {Now: fixedNow, AllowDataLoss: true}, {Now: fixedNow, DryRun: true}} {
-		plan, err := policy.Ensure(ctx, e.Admin, "t", data, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)}, opts)
+	now := scan.Options{Now: fixedNow}
+	for _, opts := range []policy.Options{{Scan: now}, {Scan: now, AllowDataLoss: true}, {Scan: now, DryRun: true}} {
+		plan, err := runEnsure(ctx, e.Admin, "t", data, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)}, opts)
 		require.ErrorIs(t, err, boom)
-		assert.NotErrorIs(t, err, ttl.ErrDataLoss)
+		assert.NotErrorIs(t, err, policy.ErrDataLoss)
 		assert.True(t, strings.HasPrefix(err.Error(),
 			`policy: table "t": the scan for data loss stopped after 0 of 1 shards; its counts are partial and nothing was changed: `), err.Error())
 		require.NotNil(t, plan)
@@ -685,7 +687,7 @@ func TestEnsureFailedChanges(t *testing.T) {
 	}
 
 	f.set(modifies("b"))
-	plan, err := policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{Now: fixedNow})
+	plan, err := runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.Error(t, err)
 	assert.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
 	assert.True(t, strings.HasPrefix(err.Error(), `policy: table "t": setting family "b" to maxage=3h: `), err.Error())
@@ -694,7 +696,7 @@ func TestEnsureFailedChanges(t *testing.T) {
 	assert.Equal(t, map[string]string{"a": "maxage=2h", "b": "maxage=1h"}, policies(t, e.Admin, "t"))
 
 	f.set(modifies("c"))
-	plan, err = policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{Now: fixedNow})
+	plan, err = runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.Error(t, err)
 	assert.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
 	assert.True(t, strings.HasPrefix(err.Error(), `policy: table "t": creating family "c" with maxage=1s: `), err.Error())
@@ -703,7 +705,7 @@ func TestEnsureFailedChanges(t *testing.T) {
 	assert.Equal(t, map[string]string{"a": "maxage=2h", "b": "maxage=3h"}, policies(t, e.Admin, "t"))
 
 	f.set(func(req any) bool { _, ok := req.(*adminpb.CreateTableRequest); return ok })
-	plan, err = policy.Ensure(ctx, e.Admin, "new", e.Client.Open("new"), fams, policy.Options{Now: fixedNow})
+	plan, err = runEnsure(ctx, e.Admin, "new", e.Client.Open("new"), fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.Error(t, err)
 	assert.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
 	assert.True(t, strings.HasPrefix(err.Error(), `policy: creating table "new": `), err.Error())
@@ -717,13 +719,13 @@ func TestEnsureFailedChanges(t *testing.T) {
 
 	// A failure to read the families: no plan.
 	f.set(func(req any) bool { _, ok := req.(*adminpb.GetTableRequest); return ok })
-	plan, err = policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{Now: fixedNow})
+	plan, err = runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	assert.Nil(t, plan)
 	assert.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
 	assert.True(t, strings.HasPrefix(err.Error(), `policy: table "t": `), err.Error())
 
 	f.set(nil)
-	plan, err = policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{Now: fixedNow})
+	plan, err = runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	assert.Equal(t, []bool{false, false, true}, []bool{plan.Families[0].Done, plan.Families[1].Done, plan.Families[2].Done})
 }
@@ -735,14 +737,14 @@ func TestSet(t *testing.T) {
 	e := emulator.StartForTest(t)
 	e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
 	p := bigtable.UnionPolicy(bigtable.MaxAgePolicy(time.Hour), bigtable.MaxVersionsPolicy(2))
-	require.NoError(t, policy.Set(ctx, e.Admin, "t", "f", p, true))
+	require.NoError(t, runSet(ctx, e.Admin, "t", "f", p, true))
 	assert.Equal(t, map[string]string{"f": "maxage=1h or maxversions=2"}, policies(t, e.Admin, "t"))
 
-	err := policy.Set(ctx, e.Admin, "t", "nope", bigtable.MaxAgePolicy(time.Hour), false)
+	err := runSet(ctx, e.Admin, "t", "nope", bigtable.MaxAgePolicy(time.Hour), false)
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), `policy: table "t": setting family "nope" to maxage=1h: `), err.Error())
 	assert.NotEqual(t, codes.OK, status.Code(err))
-	err = policy.Set(ctx, e.Admin, "missing", "f", bigtable.MaxAgePolicy(time.Hour), false)
+	err = runSet(ctx, e.Admin, "missing", "f", bigtable.MaxAgePolicy(time.Hour), false)
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), `policy: table "missing": setting family "f" to maxage=1h: `), err.Error())
 	assert.Equal(t, map[string]string{"f": "maxage=1h or maxversions=2"}, policies(t, e.Admin, "t"))
@@ -776,7 +778,7 @@ func TestEnsureIgnoreWarnings(t *testing.T) {
 		rec.reqs = nil
 		rec.mu.Unlock()
 		fams := map[string]ttl.Strategy{"a": ttl.DefaultExpiration(2 * time.Hour), "b": ttl.DefaultExpiration(3 * time.Hour)}
-		_, err := policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{IgnoreWarnings: ignore})
+		_, err := runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{IgnoreWarnings: ignore})
 		require.NoError(t, err)
 		rec.mu.Lock()
 		reqs := rec.reqs
@@ -813,18 +815,18 @@ func TestScanIsCheap(t *testing.T) {
 	errs, err := raw.ApplyBulk(ctx, rows, muts)
 	require.NoError(t, err)
 	require.Nil(t, errs)
-	plan, err := policy.Ensure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)},
-		policy.Options{DryRun: true, Now: fixedNow})
-	require.ErrorIs(t, err, ttl.ErrDataLoss)
+	plan, err := runEnsure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)},
+		policy.Options{DryRun: true, Scan: scan.Options{Now: fixedNow}})
+	require.ErrorIs(t, err, policy.ErrDataLoss)
 	read := plan.Read
 	t.Logf("%+v", read)
 	assert.Equal(t, scan.Stats{Reads: read.Shards, RowsSeen: 200, CellsSeen: 4000, RowsReturned: 100, CellsReturned: 100,
 		Shards: read.Shards, ShardsRead: read.Shards}, read)
 	assert.Equal(t, 100, plan.Families[0].Rows)
 
-	plan, err = policy.Ensure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.SequenceNumbers(2)},
-		policy.Options{DryRun: true, Now: fixedNow})
-	require.ErrorIs(t, err, ttl.ErrDataLoss)
+	plan, err = runEnsure(ctx, e.Admin, "t", raw, map[string]ttl.Strategy{"f": ttl.SequenceNumbers(2)},
+		policy.Options{DryRun: true, Scan: scan.Options{Now: fixedNow}})
+	require.ErrorIs(t, err, policy.ErrDataLoss)
 	read = plan.Read
 	t.Logf("%+v", read)
 	// 3 versions of each of 5 columns a row; the real-time cell the other
@@ -844,10 +846,10 @@ func TestRefusalMatters(t *testing.T) {
 	testkit.Put(t, raw, "f", stored("r", "a", bigtable.Now()-bigtable.Timestamp(time.Hour/time.Microsecond)))
 	fams := map[string]ttl.Strategy{"f": ttl.OneSecond()}
 
-	_, err := policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{})
-	require.ErrorIs(t, err, ttl.ErrDataLoss)
+	_, err := runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{})
+	require.ErrorIs(t, err, policy.ErrDataLoss)
 	assert.Equal(t, 1, count(t, raw))
-	_, err = policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{AllowDataLoss: true})
+	_, err = runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{AllowDataLoss: true})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		n, err := cellsIn(raw)
@@ -889,11 +891,17 @@ func TestPlanString(t *testing.T) {
 }
 
 // TestPlanJSON checks the plan's JSON, which programs read: the struct's
-// tags, each family's status inlined, and the scan's verdict.
+// tags, each family's status inlined with its policies and kinds of cell
+// spelled as the text output spells them, each loss's kind by name and
+// its durations as Go durations, and the scan's verdict.
 func TestPlanJSON(t *testing.T) {
 	plan := policy.Plan{Table: "t", Now: testkit.Base, DryRun: true, Families: []policy.FamilyPlan{{
-		Status: policy.Status{Family: "f", Strategy: "OneSecond()", Found: "never", Want: "maxage=1s", Type: "plain", WantType: "plain", Exists: true},
-		Action: policy.Change, Rows: 2, Losses: []policy.Loss{{Rows: 2, Reason: "why"}}, Resurfaced: 1, Refused: true,
+		Status: policy.Status{Family: "f", Strategy: "OneSecond()", Found: bigtable.NoGcPolicy(), Want: bigtable.MaxAgePolicy(time.Second), Exists: true},
+		Action: policy.Change, Rows: 2,
+		Losses: []policy.Loss{{Kind: policy.LossExpired, Rows: 2, From: tm("2030-04-28T09:00:00.001Z"), Until: tm("2030-04-30T09:00:00Z"),
+			Age: 48 * time.Hour, Expiries: true}},
+		CollectedSooner: []policy.Loss{{Kind: policy.LossSooner, Rows: 1, Age: 48 * time.Hour, Shift: 48 * time.Hour}},
+		Resurfaced:      1, Refused: true,
 	}}, Read: scan.Stats{Reads: 1, Shards: 1, ShardsRead: 1}}
 	b, err := json.Marshal(&plan)
 	require.NoError(t, err)
@@ -903,8 +911,12 @@ func TestPlanJSON(t *testing.T) {
 		"table": "t", "now": "2030-04-30T09:00:00Z", "dry_run": true, "create_table": false,
 		"families": []any{map[string]any{
 			"family": "f", "strategy": "OneSecond()", "found": "never", "want": "maxage=1s", "type": "plain", "want_type": "plain", "exists": true, "matches": false,
-			"action": "change", "rows_lost": 2.0, "losses": []any{map[string]any{"rows": 2.0, "reason": "why"}},
-			"resurfaced_rows": 1.0, "collected_sooner": nil, "refused": true, "done": false,
+			"action": "change", "rows_lost": 2.0,
+			"losses": []any{map[string]any{"kind": "expired", "rows": 2.0, "from": "2030-04-28T09:00:00.001Z", "until": "2030-04-30T09:00:00Z",
+				"age": "48h0m0s", "expiries": true}},
+			"resurfaced_rows":  1.0,
+			"collected_sooner": []any{map[string]any{"kind": "collected-sooner", "rows": 1.0, "age": "48h0m0s", "shift": "48h0m0s"}},
+			"refused":          true, "done": false,
 		}},
 		"read": map[string]any{"reads": 1.0, "rows_seen": 0.0, "cells_seen": 0.0, "rows_returned": 0.0, "cells_returned": 0.0,
 			"shards": 1.0, "shards_read": 1.0, "complete": true, "estimate": false},
@@ -915,10 +927,10 @@ func TestPlanJSON(t *testing.T) {
 	assert.Equal(t, plan, back, "decodes to the same plan")
 }
 
-// ExampleEnsure migrates a family holding ordinary timestamps to default
-// expiration on an emulator: a dry run first, which refuses the change
-// because one row holds a click older than the default.
-func ExampleEnsure() {
+// ExampleTool_Ensure migrates a family holding ordinary timestamps to
+// default expiration on an emulator: a dry run first, which refuses the
+// change because one row holds a click older than the default.
+func ExampleTool_Ensure() {
 	e, err := emulator.Start()
 	if err != nil {
 		log.Fatal(err)
@@ -940,41 +952,55 @@ func ExampleEnsure() {
 	}
 
 	families := map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(7 * 24 * time.Hour)}
-	plan, err := policy.Ensure(ctx, e.Admin, "events", events, families,
-		policy.Options{DryRun: true, Now: func() time.Time { return now }})
+	tool, err := policy.New(e.Admin, events, "events", families,
+		policy.Options{DryRun: true, Scan: scan.Options{Now: func() time.Time { return now }}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	plan, err := tool.Ensure(ctx)
 	fmt.Println(plan)
 	for _, f := range plan.Families {
-		fmt.Printf("%s: %s, found %s, want %s: %s, %d row lost, refused %v\n", f.Family, f.Strategy, f.Found, f.Want, f.Action, f.Rows, f.Refused)
+		fmt.Printf("%s: %s, found %s, want %s: %s, %d row lost, refused %v\n", f.Family, f.Strategy,
+			policy.Describe(f.Found), policy.Describe(f.Want), f.Action, f.Rows, f.Refused)
 		for _, l := range f.Losses {
-			fmt.Printf("  %s\n", l.Reason)
+			fmt.Printf("  %v: %s\n", l.Kind, l)
 		}
 	}
 	fmt.Printf("scan: %d row and %d cells seen, %d cell returned\n", plan.Read.RowsSeen, plan.Read.CellsSeen, plan.Read.CellsReturned)
-	fmt.Println(errors.Is(err, ttl.ErrDataLoss))
+	fmt.Println(errors.Is(err, policy.ErrDataLoss))
 	// Output:
 	// table "events": 1 family refused (dry run)
 	// clicks: DefaultExpiration(168h0m0s), found never, want maxage=7d: change, 1 row lost, refused true
-	//   1 row holds cells stamped up to 2030-04-23T09:00:00.000Z, which would expire at once under DefaultExpiration(168h0m0s)
+	//   expired: 1 row holds cells stamped up to 2030-04-23T09:00:00.000Z, which would expire at once
 	// scan: 1 row and 2 cells seen, 1 cell returned
 	// true
 }
 
-// TestEnsureClock checks that Ensure reads its clock once, and time.Now
-// without one.
+// TestEnsureClock checks that Ensure judges cells at one instant of
+// Options.Scan.Now, read before the scan (which times its progress with
+// the same clock), and at time.Now without one.
 func TestEnsureClock(t *testing.T) {
 	ctx := context.Background()
 	e := emulator.StartForTest(t)
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": bigtable.MaxAgePolicy(time.Hour)})
 	fams := map[string]ttl.Strategy{"f": ttl.DefaultExpiration(2 * time.Hour)}
 
-	clock := testkit.NewClock(testkit.Base)
-	plan, err := policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{DryRun: true, Now: clock.Now})
+	// Each read a second later than the one before.
+	var reads []time.Time
+	var mu sync.Mutex
+	ticking := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		reads = append(reads, testkit.Base.Add(time.Duration(len(reads))*time.Second))
+		return reads[len(reads)-1]
+	}
+	plan, err := runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{DryRun: true, Scan: scan.Options{Now: ticking}})
 	require.NoError(t, err)
-	assert.Equal(t, testkit.Base, plan.Now)
-	assert.Equal(t, 1, clock.Reads())
+	assert.Equal(t, testkit.Base, plan.Now, "the plan's instant is the clock's first read")
+	assert.Greater(t, len(reads), 1, "the scan reads the clock too: one clock for the tool")
 
 	before := time.Now()
-	plan, err = policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{DryRun: true})
+	plan, err = runEnsure(ctx, e.Admin, "t", raw, fams, policy.Options{DryRun: true})
 	after := time.Now()
 	require.NoError(t, err)
 	assert.False(t, plan.Now.Before(before) || plan.Now.After(after), "%v not between %v and %v", plan.Now, before, after)

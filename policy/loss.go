@@ -1,380 +1,147 @@
 package policy
 
 import (
-	"context"
 	"fmt"
-	"math"
-	"sort"
 	"time"
 
-	"cloud.google.com/go/bigtable"
-
-	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/internal/text"
-	"github.com/cellttl/ttl/scan"
 )
-
-// ruleOf returns the rule of s, a strategy the caller has validated.
-func ruleOf(s ttl.Strategy) rules.Strategy {
-	r, _ := rules.Of(s)
-	return r
-}
-
-// The data-loss rules: which cells a change of one family's GC policy, to
-// the one a strategy needs, would delete or hide. Ensure counts
-// the rows holding such cells before it changes a family.
-//
-// A cell counts unless the current policy already lets GC delete it by
-// age:
-//
-//   - to OneSecond or DefaultExpiration(d): a cell stamped before the
-//     strategy's live range (ts + d ≤ now; under OneSecond ts ≤ now),
-//     which reads hide at once and the policy MaxAge(d) deletes. A
-//     sequence number (a timestamp before 2000) is such a cell.
-//   - to OneSecond or DefaultExpiration(d) from a policy whose age a is
-//     longer than the strategy's own (MaxAge(a) with a > d; a > 1s for
-//     OneSecond): a live cell, which lived until ts + a and now expires
-//     a − d earlier (a earlier under OneSecond), before the expiry it was
-//     written with. Cells stamped from MaxTimestamp − a on, Forever under
-//     the old age, still expire in the year 294,000 and do not count.
-//     From a policy without an age rule (no GC, a version limit) nothing
-//     moves: cells written with their write times live d from then. The
-//     policy alone cannot tell a longer default from a grace (ttl.Grace)
-//     being taken off, under which nothing moves: the reasons say both.
-//     Under OneSecond, whose timestamps are expiries, the age can only
-//     have been a grace: the live cells are reported as collected sooner
-//     once expired (FamilyPlan.CollectedSooner), not lost.
-//   - to SequenceNumbers(n): a cell stamped in 2000 or later, which would
-//     outrank every sequence number written after it, and, unless the
-//     current policy already keeps at most n versions, a column with more
-//     than n cells, whose oldest MaxVersions(n) deletes.
-//
-// Besides, the scan counts the rows holding cells that the current policy
-// already lets GC delete by age, not collected yet, that the new strategy
-// would read as live again (a longer default, or OneSecond's expiries read
-// as DefaultExpiration's write times): nothing is lost, but they come back.
 
 // A Loss is one kind of cell that a change of GC policy would delete or
-// hide, and the number of rows that hold such cells.
+// hide (or, in FamilyPlan.CollectedSooner, have GC delete sooner), and
+// the number of rows that hold such cells. Its fields say which cells:
+// each kind (LossKind) sets the fields its constant names, the others
+// are zero. String sums it up on one line; the cellttl command says it in
+// full.
 type Loss struct {
-	// Rows is the number of rows that hold such cells.
-	Rows int `json:"rows"`
-	// Reason says which cells and what the change would do to them, such
-	// as "3 rows hold cells stamped up to …, which would expire at once
-	// under DefaultExpiration(168h0m0s)".
-	Reason string `json:"reason"`
+	// Kind is the kind of cell.
+	Kind LossKind
+	// Rows is the number of rows that hold such cells (schedule entries,
+	// for LossEntries: one a row).
+	Rows int
+	// From is the timestamp of the first such cell the scan looked for
+	// (LossExpired, LossEntries); zero when the range is open, from the
+	// earliest timestamp (for LossExpired: from the year 2000).
+	From time.Time
+	// Until is the timestamp of the last such cell the scan looked for,
+	// included (LossExpired, LossEntries).
+	Until time.Time
+	// Age is the GC age of the policy found (LossEarlier, LossSooner, and
+	// LossExpired when that policy keeps the cells stored: a longer
+	// default, or a grace); zero otherwise.
+	Age time.Duration
+	// Shift is how much earlier the cells expire (LossEarlier), or how much
+	// sooner GC deletes them once expired (LossSooner).
+	Shift time.Duration
+	// Versions is the number of versions the new policy keeps of a column
+	// (LossVersions).
+	Versions int
+	// Expiries reports, for LossExpired, a strategy that reads timestamps
+	// as expiries (OneSecond): the cells are expiries already past, hidden
+	// at once and deleted by GC within seconds.
+	Expiries bool
 }
 
-// A cellKind is one kind of cell the loss scan looks for. The scan's
-// filter labels each cell it returns with its kind.
-type cellKind int
+// A LossKind is a kind of cell a change of GC policy deletes or hides.
+// Its String is the name JSON encodes it with.
+type LossKind int
 
+// The kinds of Loss, with the fields of Loss each one sets besides Rows.
 const (
-	kindSequence cellKind = iota // sequence numbers an age-based policy deletes
-	kindExpired                  // real timestamps the new strategy reads as expired
-	kindBack                     // expired cells the new strategy reads as live: not a loss
-	kindEarlier                  // live cells whose expiry moves earlier
-	kindRealTime                 // real timestamps in a sequence-number family
-	kindVersions                 // columns with more versions than the new policy keeps
-	numKinds
+	// LossSequence: sequence numbers (timestamps before 2000), which an
+	// age-based policy deletes all at once.
+	LossSequence LossKind = iota + 1
+	// LossExpired: cells stamped From to Until, which the new strategy
+	// reads as expired (Age: the age found that keeps them stored;
+	// Expiries: a strategy of expiries).
+	LossExpired
+	// LossEarlier: live cells whose expiries move Shift earlier, written
+	// under the age found (Age) as a default.
+	LossEarlier
+	// LossRealTime: real-time timestamps (2000 or later) in a family that
+	// becomes SequenceNumbers: they outrank every sequence number.
+	LossRealTime
+	// LossVersions: columns with more than Versions versions, whose oldest
+	// the new policy deletes.
+	LossVersions
+	// LossSooner: live cells that keep their expiries, but that GC deletes
+	// Shift sooner once expired: a grace (the age found, Age) taken off.
+	// Reported in FamilyPlan.CollectedSooner, not lost.
+	LossSooner
+	// LossEntries: schedule entries stamped From to Until, which a
+	// schedule's shorter policy deletes at once (EnsureSchedule).
+	LossEntries
 )
 
-// kindLabels are the labels of the kinds, in the scan's filter.
-var kindLabels = [numKinds]string{"seq", "expired", "back", "earlier", "realtime", "versions"}
-
-// lost reports whether the scan's cells of kind k are deleted or hidden.
-// Live cells whose expiries a shorter age would move earlier are not,
-// under OneSecond: a cell's timestamp is its expiry, whatever the age
-// found, so the longer age can only have been a grace (ttl.Grace) on
-// it, now taken off. (A family of write times that becomes OneSecond is
-// a move's work, and its past cells count as kindExpired.)
-func (sc lossScan) lost(k cellKind) bool {
-	return k != kindBack && (k != kindEarlier || !sc.expiries)
+// lossKindNames are the kinds' names, as String and JSON spell them.
+var lossKindNames = map[LossKind]string{
+	LossSequence: "sequence-numbers", LossExpired: "expired", LossEarlier: "earlier-expiries",
+	LossRealTime: "real-time", LossVersions: "versions", LossSooner: "collected-sooner", LossEntries: "schedule-entries",
 }
 
-// A lossScan is the rules for changing one family from the policy found to
-// the strategy s, at now: the timestamps of each kind of cell, and how to
-// count and describe them.
-type lossScan struct {
-	s      ttl.Strategy
-	ranges [numKinds]rules.Range // the timestamps of each kind; kindVersions uses from
-	from   bigtable.Timestamp    // the first timestamp the current policy does not already delete
-	n      int                   // SequenceNumbers(n) when versions must be counted, else 0
-	age    time.Duration         // the age found, when kindEarlier has cells
-	shift  time.Duration         // how much earlier they expire
-	// expiries reports a strategy whose timestamps are expiries
-	// (OneSecond's rule): the age found can only have been a grace.
-	expiries bool
+// String names the kind, such as "expired"; an unknown kind is
+// "LossKind(N)".
+func (k LossKind) String() string {
+	if name, ok := lossKindNames[k]; ok {
+		return name
+	}
+	return fmt.Sprintf("LossKind(%d)", int(k))
 }
 
-func newLossScan(s ttl.Strategy, found bigtable.GCPolicy, now time.Time) lossScan {
-	sc := lossScan{s: s}
-	if _, ok := s.(ttl.Move); ok {
-		// The move's own policy deletes no cell either of its rules keeps
-		// live, whatever the family had, and the operator chose the old
-		// cells' rule. The cells a move would misread, stamped on the wrong
-		// side of its boundary, are the move tools' to find (move.Family.Plan)
-		// and rewrite (move.Family.Start).
-		return sc
+// MarshalText spells the kind as String does, for JSON.
+func (k LossKind) MarshalText() ([]byte, error) {
+	if _, ok := lossKindNames[k]; !ok {
+		return nil, fmt.Errorf("policy: no such loss kind: %d", int(k))
 	}
-	// Cells the current policy already lets GC delete by age are not the
-	// change's to lose. The age boundary is taken the way a strategy's
-	// live range is, so that an unchanged age gives empty ranges.
-	var doomed bigtable.Timestamp
-	age, aged := rules.GCAge(found)
-	if aged {
-		doomed = rules.Time{Offset: age}.LiveFrom(now)
-	}
-	sc.from = doomed
-	if sr := ruleOf(s); sr.Kind == rules.ByTime {
-		r := sr.Time
-		live := r.LiveFrom(now)
-		// maxage=1s is OneSecond's own policy: under it, as under
-		// OneSecond, a cell stamped before now has expired.
-		if own := r.Offset; own == 0 && aged && age <= time.Second {
-			doomed = live
-			sc.from = doomed
-		}
-		sc.ranges[kindSequence] = rules.Range{Lo: doomed, Hi: min(live, rules.RealTime)}
-		sc.ranges[kindExpired] = rules.Range{Lo: max(doomed, rules.RealTime), Hi: live}
-		sc.ranges[kindBack] = rules.Range{Lo: live, Hi: doomed}
-		// Under the age found, a cell stamped ts lives until ts + age;
-		// under s, until ts + offset. A shorter offset hides and deletes
-		// every live cell before the expiry it was written with. The cells
-		// from the old age's Forever on still expire in the year 294,000
-		// under s: they are not counted. maxage=1s is OneSecond's own
-		// policy, so the age is compared with the age s reads by (its
-		// offset, 1s for OneSecond), not its GC age, which a grace
-		// (ttl.Grace) lengthens: a family found with a longer age, which
-		// may be a grace being taken off, is reported as a loss, since the
-		// policy alone cannot tell a grace from a longer default.
-		if own := max(r.Offset, time.Second); aged && age > own {
-			sc.ranges[kindEarlier] = rules.Range{Lo: max(live, rules.RealTime), Hi: rules.Time{Offset: age}.Forever()}
-			sc.age, sc.shift, sc.expiries = age, age-r.Offset, r.Offset == 0
-		}
-		return sc
-	}
-	sc.ranges[kindRealTime] = rules.Range{Lo: max(doomed, rules.RealTime), Open: true}
-	// For n = math.MaxInt32, n+1 does not fit the filter's int32 (the
-	// server refuses it), and no row holds 2³¹ cells of one column:
-	// versions are not counted.
-	n, _ := s.Versions()
-	if kept, ok := rules.GCVersions(found); (!ok || kept > n) && n < math.MaxInt32 {
-		sc.n = n
-	}
-	return sc
+	return []byte(k.String()), nil
 }
 
-// filter returns the scan's filter for family, or nil when nothing can be
-// lost or resurface. Values are stripped, and each kind returns at most
-// one cell per row (versions: n+1 per column).
-func (sc lossScan) filter(family string) bigtable.Filter {
-	var branches [][]bigtable.Filter
-	for k := cellKind(0); k < numKinds; k++ {
-		if k == kindVersions {
-			if sc.n > 0 {
-				versions := []bigtable.Filter{bigtable.LatestNFilter(sc.n + 1), bigtable.LabelFilter(kindLabels[k])}
-				if sc.from > 0 {
-					versions = append([]bigtable.Filter{rules.Range{Lo: sc.from, Open: true}.Filter()}, versions...)
-				}
-				branches = append(branches, versions)
-			}
-			continue
-		}
-		if r := sc.ranges[k]; !r.Empty() {
-			branches = append(branches, []bigtable.Filter{r.Filter(), bigtable.CellsPerRowLimitFilter(1), bigtable.LabelFilter(kindLabels[k])})
+// UnmarshalText reads a kind as String spells it.
+func (k *LossKind) UnmarshalText(b []byte) error {
+	for kind, name := range lossKindNames {
+		if name == string(b) {
+			*k = kind
+			return nil
 		}
 	}
-	chain := []bigtable.Filter{bigtable.ColumnRangeFilter(family, "", ""), bigtable.StripValueFilter()}
-	switch len(branches) {
-	case 0:
-		return nil
-	case 1:
-		return bigtable.ChainFilters(append(chain, branches[0]...)...)
-	}
-	each := make([]bigtable.Filter, len(branches))
-	for i, b := range branches {
-		each[i] = bigtable.ChainFilters(b...)
-	}
-	return bigtable.ChainFilters(append(chain, bigtable.InterleaveFilters(each...))...)
+	return fmt.Errorf("policy: no such loss kind: %q", b)
 }
 
-// A lossTally counts, per kind, the rows a loss scan found holding such
-// cells. Rows are counted one at a time, so tallies of disjoint parts of a
-// table add up to the tally of the whole.
-type lossTally struct {
-	kinds [numKinds]int // rows holding cells of each kind
-	rows  int           // rows holding cells of any kind that is lost
-}
-
-// add adds the counts of o to t.
-func (t *lossTally) add(o lossTally) {
-	for k := range t.kinds {
-		t.kinds[k] += o.kinds[k]
-	}
-	t.rows += o.rows
-}
-
-// scaled returns t with every count multiplied by f, rounded: a sample's
-// tally as an estimate for the table.
-func (t lossTally) scaled(f float64) lossTally {
-	if f == 1 {
-		return t
-	}
-	for k := range t.kinds {
-		t.kinds[k] = int(float64(t.kinds[k])*f + 0.5)
-	}
-	t.rows = int(float64(t.rows)*f + 0.5)
-	return t
-}
-
-// count adds to t one row's cells of the family, as the scan's filter
-// returned them.
-func (sc lossScan) count(items []bigtable.ReadItem, t *lossTally) {
-	var seen [numKinds]bool
-	var perColumn map[string]int
-	for _, it := range items {
-		for _, l := range it.Labels {
-			k := labelKind(l)
-			if k == kindVersions {
-				if perColumn == nil {
-					perColumn = map[string]int{}
-				}
-				perColumn[it.Column]++
-				seen[k] = seen[k] || perColumn[it.Column] > sc.n
-			} else if k < numKinds {
-				seen[k] = true
-			}
+// String sums the loss up on one line, such as
+// `3 rows hold cells stamped up to 2026-11-18T11:59:24.751Z, which would expire at once`.
+func (l Loss) String() string {
+	rows := text.Plural(l.Rows, "row holds", "rows hold")
+	switch l.Kind {
+	case LossSequence:
+		return rows + " sequence numbers (timestamps before 2000), which an age-based policy deletes all at once"
+	case LossExpired:
+		s := fmt.Sprintf("%s cells stamped %s, which would expire at once", rows, l.Span())
+		if l.Expiries {
+			s = fmt.Sprintf("%s cells stamped %s, which are expiries already past: hidden at once", rows, l.Span())
 		}
-	}
-	lost := false
-	for k, ok := range seen {
-		if ok {
-			t.kinds[k]++
-			lost = lost || sc.lost(cellKind(k))
+		if l.Age > 0 {
+			s += fmt.Sprintf(" (maxage=%s found keeps them stored)", formatAge(l.Age))
 		}
+		return s
+	case LossEarlier:
+		return fmt.Sprintf("%s live cells whose expiries move %s earlier (maxage=%s found)", rows, formatAge(l.Shift), formatAge(l.Age))
+	case LossRealTime:
+		return rows + " real-time timestamps (2000 or later), which outrank every sequence number"
+	case LossVersions:
+		return fmt.Sprintf("%s columns with more than %d versions, whose oldest would be deleted", text.Plural(l.Rows, "row has", "rows have"), l.Versions)
+	case LossSooner:
+		return fmt.Sprintf("%s live cells that GC would delete %s sooner once expired (maxage=%s, a grace, taken off)", rows, formatAge(l.Shift), formatAge(l.Age))
+	case LossEntries:
+		return fmt.Sprintf("%s stamped %s, which would be deleted at once", text.Plural(l.Rows, "entry", "entries"), l.Span())
 	}
-	if lost {
-		t.rows++
-	}
+	return fmt.Sprintf("%s cells of %v", rows, l.Kind)
 }
 
-// labelKind returns the kind a label names, or numKinds for another label.
-func labelKind(label string) cellKind {
-	for k, l := range kindLabels {
-		if l == label {
-			return cellKind(k)
-		}
+// Span spells the timestamps From to Until, as String does: "up to
+// UNTIL" for an open start, "FROM to UNTIL" otherwise.
+func (l Loss) Span() string {
+	if l.From.IsZero() {
+		return "up to " + text.Time(l.Until)
 	}
-	return numKinds
-}
-
-// losses describes what a tally found, one Loss per kind that is lost.
-func (sc lossScan) losses(t lossTally) []Loss {
-	var out []Loss
-	want := Describe(sc.s.GCPolicy())
-	for k := cellKind(0); k < numKinds; k++ {
-		n := t.kinds[k]
-		if n == 0 || !sc.lost(k) {
-			continue
-		}
-		rows := text.Plural(n, "row holds", "rows hold")
-		var reason string
-		switch k {
-		case kindSequence:
-			reason = fmt.Sprintf("%s sequence numbers (timestamps before 2000), which the age-based policy %s deletes all at once", rows, want)
-		case kindExpired:
-			r := sc.ranges[kindExpired]
-			last := text.Time((r.Hi - 1000).Time())
-			span := "up to " + last
-			if r.Lo > rules.RealTime {
-				span = text.Time(r.Lo.Time()) + " to " + last
-			}
-			reason = fmt.Sprintf("%s cells stamped %s, which would expire at once under %v", rows, span, sc.s)
-			if sr := ruleOf(sc.s); sr.Kind == rules.ByTime && sr.Time.Offset == 0 {
-				reason = fmt.Sprintf("%s cells stamped %s, which %v reads as expiries already past: hidden at once, deleted by GC within seconds",
-					rows, span, sc.s)
-			}
-			if sc.age > 0 {
-				// The age found keeps them: a grace on the strategy, or a
-				// longer default; the policy alone cannot tell which.
-				reason = fmt.Sprintf("%s cells stamped %s, which %v reads as expired and maxage=%s keeps stored: GC deletes them at once; written under maxage=%s as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them",
-					rows, span, sc.s, formatAge(sc.age), formatAge(sc.age))
-			}
-		case kindEarlier:
-			reason = fmt.Sprintf("%s live cells whose expiries move %s earlier under %v, written under maxage=%s as a default (kept by a grace on a default of %s, none moves)",
-				rows, formatAge(sc.shift), sc.s, formatAge(sc.age), formatAge(sc.age-sc.shift))
-		case kindRealTime:
-			reason = fmt.Sprintf("%s real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under %s would delete the versions written after them",
-				rows, want)
-		case kindVersions:
-			reason = fmt.Sprintf("%s columns with more than %d versions, whose oldest %s deletes", text.Plural(n, "row has", "rows have"), sc.n, want)
-		}
-		out = append(out, Loss{Rows: n, Reason: reason})
-	}
-	return out
-}
-
-// sooner describes the live cells a tally found that keep their expiries
-// but that GC would delete sooner once expired: a grace taken off.
-func (sc lossScan) sooner(t lossTally) []Loss {
-	n := t.kinds[kindEarlier]
-	if n == 0 || sc.lost(kindEarlier) {
-		return nil
-	}
-	return []Loss{{Rows: n, Reason: fmt.Sprintf("%s live cells whose expiries %v keeps: GC deletes each %s sooner once expired (maxage=%s, a grace, taken off)",
-		text.Plural(n, "row holds", "rows hold"), sc.s, formatAge(sc.shift), formatAge(sc.age))}}
-}
-
-// lossScans are the loss scans of the families one Ensure call
-// changes, by family. They run in one pass over the table: one filter
-// interleaves theirs, and each row's cells go to their family's scan.
-type lossScans map[string]lossScan
-
-// run reads data once and returns each family's tally, and what was read.
-func (ls lossScans) run(ctx context.Context, data bigtable.TableAPI, o scan.Options) (map[string]lossTally, scan.Stats, error) {
-	tallies := make(map[string]lossTally, len(ls))
-	var filters []bigtable.Filter
-	for family, sc := range ls {
-		if f := sc.filter(family); f != nil {
-			filters = append(filters, f)
-		}
-	}
-	if len(filters) == 0 {
-		return tallies, scan.Stats{}, nil
-	}
-	// Map order would make the request differ from call to call.
-	sort.Slice(filters, func(i, j int) bool { return filters[i].String() < filters[j].String() })
-	filter := filters[0]
-	if len(filters) > 1 {
-		filter = bigtable.InterleaveFilters(filters...)
-	}
-	read, err := scan.Table(ctx, data, filter, o,
-		func() map[string]*lossTally { return map[string]*lossTally{} },
-		func(acc map[string]*lossTally, r bigtable.Row) {
-			for family, items := range r {
-				sc, ok := ls[family]
-				if !ok {
-					continue
-				}
-				t := acc[family]
-				if t == nil {
-					t = new(lossTally)
-					acc[family] = t
-				}
-				sc.count(items, t)
-			}
-		},
-		func(acc map[string]*lossTally) {
-			for family, t := range acc {
-				sum := tallies[family]
-				sum.add(*t)
-				tallies[family] = sum
-			}
-		})
-	for family, t := range tallies {
-		tallies[family] = t.scaled(read.Scale())
-	}
-	return tallies, read, err
+	return text.Time(l.From) + " to " + text.Time(l.Until)
 }

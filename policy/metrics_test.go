@@ -31,10 +31,8 @@ func TestEnsureMetrics(t *testing.T) {
 		{"events", "nightly ensure", "events", "nightly ensure"},
 	} {
 		reader := sdkmetric.NewManualReader()
-		opts := policy.Options{DryRun: true, Now: fixedNow, Scan: scan.Options{
-			MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), Table: tt.table, Work: tt.work,
-		}}
-		_, err := policy.Ensure(ctx, e.Admin, "t", raw, fams, opts)
+		opts := policy.Options{DryRun: true, Scan: scan.Options{Now: fixedNow, MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), Table: tt.table, Work: tt.work}}
+		_, err := runEnsure(ctx, e.Admin, "t", raw, fams, opts)
 		require.NoError(t, err)
 		var rm metricdata.ResourceMetrics
 		require.NoError(t, reader.Collect(ctx, &rm))

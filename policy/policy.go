@@ -1,7 +1,12 @@
-// Package policy checks and sets the GC policies of a table's managed
-// families: the policy each strategy relies on, compared with what the
-// table has (Check) and made so (Ensure), refusing any change that would
-// delete or hide the cells a family already holds.
+// Package policy checks and sets the GC policies of a table's managed families.
+//
+// A Tool, bound once with New to the clients, the table, its families'
+// strategies and the options, compares the policy each strategy relies on
+// with what the table has (Tool.Check) and makes it so (Tool.Ensure),
+// refusing any change that would delete or hide the cells a family
+// already holds (ErrDataLoss); CheckSchedule and EnsureSchedule do the
+// same for a schedule table of the families. Mismatches wrap
+// ErrFamilyMismatch.
 //
 // A family with a strategy is only as good as its GC policy: a policy
 // stricter than the strategy's deletes live cells, a looser one keeps

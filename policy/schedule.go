@@ -10,7 +10,6 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
-	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 )
@@ -80,46 +79,47 @@ func expiryGrace(r rules.Strategy) (time.Duration, bool) {
 	return 0, false
 }
 
-// CheckSchedule reads the families of schedule, the schedule table of
-// table's families, and reports whether its family (schedule.Family)
+// CheckSchedule reads the families of schedule, the schedule table of the
+// tool's families, and reports whether its family (schedule.Family)
 // exists, holds plain cells and has exactly the GC policy
 // ScheduleStrategy's strategy needs. It changes nothing.
 //
 // The error is nil when it matches. Otherwise it wraps
-// ttl.ErrFamilyMismatch and says what was found and what is wanted: a
+// ErrFamilyMismatch and says what was found and what is wanted: a
 // missing table or family, a policy that keeps entries shorter than the
 // families keep the expired cells they name (a sweep would miss them), or
 // longer (the entries stay stored, and billed, for nothing). Arguments
 // ScheduleStrategy refuses are refused before anything is read.
-func CheckSchedule(ctx context.Context, admin *bigtable.AdminClient, table, schedule string, families map[string]ttl.Strategy) (Status, error) {
-	if ctx == nil || admin == nil {
-		return Status{}, fmt.Errorf("%w: policy.CheckSchedule: nil context or admin client", ttl.ErrNilArgument)
+func (t *Tool) CheckSchedule(ctx context.Context, schedule string) (Status, error) {
+	if err := t.start(ctx, "policy.CheckSchedule", true); err != nil {
+		return Status{}, err
 	}
-	s, err := ScheduleStrategy(table, schedule, families)
+	table := t.table
+	s, err := ScheduleStrategy(table, schedule, t.families)
 	if err != nil {
 		return Status{}, err
 	}
-	statuses, _, exists, err := readFamilies(ctx, admin, schedule, []string{schedulePkgFamily}, map[string]ttl.Strategy{schedulePkgFamily: s})
+	statuses, _, exists, err := readFamilies(ctx, t.admin, schedule, []string{schedulePkgFamily}, map[string]ttl.Strategy{schedulePkgFamily: s})
 	if err != nil {
 		return Status{}, err
 	}
 	st := statuses[0]
 	switch {
 	case !exists:
-		return st, fmt.Errorf("%w: schedule table %q of table %q does not exist: %s", ttl.ErrFamilyMismatch, schedule, table, st)
+		return st, fmt.Errorf("%w: schedule table %q of table %q does not exist: %s", ErrFamilyMismatch, schedule, table, st)
 	case !st.Matches:
-		return st, fmt.Errorf("%w: schedule table %q of table %q: %s", ttl.ErrFamilyMismatch, schedule, table, st)
+		return st, fmt.Errorf("%w: schedule table %q of table %q: %s", ErrFamilyMismatch, schedule, table, st)
 	}
 	return st, nil
 }
 
-// EnsureSchedule makes schedule, the schedule table of table's families,
-// what CheckSchedule wants: it creates the table, with its family, if it
-// does not exist, creates the family if it is missing, and changes a
-// mismatched policy. entries is the schedule table opened with a data
-// client; other families of the schedule are left alone. Options are
-// Ensure's, and the plan is Ensure's too, for the schedule table and its
-// one family.
+// EnsureSchedule makes schedule, the schedule table of the tool's
+// families, what CheckSchedule wants: it creates the table, with its
+// family, if it does not exist, creates the family if it is missing, and
+// changes a mismatched policy. scheduleData is the schedule table opened
+// with a data client (client.Open(schedule)); other families of the
+// schedule are left alone. The tool's Options apply as they do to Ensure,
+// and the plan is Ensure's too, for the schedule table and its one family.
 //
 // A change that lengthens the policy (a longer grace) loses nothing. One
 // that shortens it (from no GC, a version limit or a longer age) deletes
@@ -127,23 +127,24 @@ func CheckSchedule(ctx context.Context, admin *bigtable.AdminClient, table, sche
 // entries of cells that expired more than the grace ago, which a sweep
 // that has fallen behind by more than that would still read. Ensure scans
 // the schedule for them first and refuses the change, with
-// ttl.ErrDataLoss and nothing changed, when it finds any, unless
+// ErrDataLoss and nothing changed, when it finds any, unless
 // opts.AllowDataLoss is set. A family holding aggregate cells cannot be
-// changed: it is refused with ttl.ErrFamilyMismatch.
+// changed: it is refused with ErrFamilyMismatch.
 //
 // Arguments ScheduleStrategy refuses are refused before anything is read.
-func EnsureSchedule(ctx context.Context, admin *bigtable.AdminClient, table, schedule string, entries bigtable.TableAPI, families map[string]ttl.Strategy, opts Options) (*Plan, error) {
-	if ctx == nil || admin == nil || entries == nil || rules.IsNilPointer(entries) {
-		return nil, fmt.Errorf("%w: policy.EnsureSchedule: nil context, admin client or table", ttl.ErrNilArgument)
+func (t *Tool) EnsureSchedule(ctx context.Context, schedule string, scheduleData bigtable.TableAPI) (*Plan, error) {
+	if err := t.start(ctx, "policy.EnsureSchedule", true); err != nil {
+		return nil, err
 	}
-	s, err := ScheduleStrategy(table, schedule, families)
+	if scheduleData == nil || rules.IsNilPointer(scheduleData) {
+		return nil, fmt.Errorf("%w: policy.EnsureSchedule: schedule table %q: nil data client table", ttl.ErrNilArgument, schedule)
+	}
+	table, admin, opts, entries := t.table, t.admin, t.opts, scheduleData
+	s, err := ScheduleStrategy(table, schedule, t.families)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := newPlan("policy.EnsureSchedule", schedule, opts)
-	if err != nil {
-		return nil, err
-	}
+	plan := t.newPlan(schedule)
 	managed := map[string]ttl.Strategy{schedulePkgFamily: s}
 	statuses, found, exists, err := readFamilies(ctx, admin, schedule, []string{schedulePkgFamily}, managed)
 	if err != nil {
@@ -152,10 +153,10 @@ func EnsureSchedule(ctx context.Context, admin *bigtable.AdminClient, table, sch
 	plan.CreateTable = !exists
 	plan.actions(statuses, managed, found)
 	f := &plan.Families[0]
-	if f.Exists && f.Type != f.WantType {
+	if f.wrongKind() {
 		f.Refused = true
 		return plan, fmt.Errorf("%w: schedule table %q of table %q: %s; nothing changed: name a new table as the schedule",
-			ttl.ErrFamilyMismatch, schedule, table, f.Status)
+			ErrFamilyMismatch, schedule, table, f.Status)
 	}
 	if f.Action == Change {
 		opts.Scan.Table = cmp.Or(opts.Scan.Table, schedule)
@@ -201,12 +202,11 @@ func (p *Plan) countEntries(ctx context.Context, entries bigtable.TableAPI, lost
 	n = int(float64(n)*read.Scale() + 0.5)
 	f := &p.Families[0]
 	if f.Rows = n; n > 0 {
-		span := "up to " + text.Time((lost.Hi - 1000).Time())
+		l := Loss{Kind: LossEntries, Rows: n, Until: (lost.Hi - 1000).Time().UTC()}
 		if lost.Lo > 0 {
-			span = text.Time(lost.Lo.Time()) + " to " + text.Time((lost.Hi - 1000).Time())
+			l.From = lost.Lo.Time().UTC()
 		}
-		f.Losses = []Loss{{Rows: n, Reason: fmt.Sprintf("%s stamped %s (each at the end of the second its cells expired in), which %s deletes at once: a sweep behind by more than that would no longer find their rows",
-			text.Plural(n, "entry", "entries"), span, f.Want)}}
+		f.Losses = []Loss{l}
 	}
 	if err != nil {
 		return fmt.Errorf("policy: schedule table %q: the scan for entries the change would delete stopped after %d of %d shards; its count is partial and nothing was changed: %w",

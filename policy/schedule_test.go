@@ -83,10 +83,10 @@ func TestCheckSchedule(t *testing.T) {
 	e.TableForTest(t, "long", map[string]bigtable.GCPolicy{schedule.Family: bigtable.NoGcPolicy()})
 	e.TableForTest(t, "nofamily", map[string]bigtable.GCPolicy{"x": nil})
 
-	st, err := policy.CheckSchedule(ctx, e.Admin, "t", "ok", fams)
+	st, err := runCheckSchedule(ctx, e.Admin, "t", "ok", fams)
 	require.NoError(t, err)
-	assert.Equal(t, policy.Status{Family: "e", Strategy: "Grace(OneSecond(), 1h0m0s)", Found: "maxage=1h", Want: "maxage=1h",
-		Type: "plain", WantType: "plain", Exists: true, Matches: true}, st)
+	assert.Equal(t, spelledStatus{Family: "e", Strategy: "Grace(OneSecond(), 1h0m0s)", Found: "maxage=1h", Want: "maxage=1h",
+		Type: "plain", WantType: "plain", Exists: true, Matches: true}, spell(st))
 
 	for _, tt := range []struct{ schedule, msg string }{
 		{"missing", `schedule table "missing" of table "t" does not exist: family "e" (Grace(OneSecond(), 1h0m0s)): missing, want maxage=1h`},
@@ -94,19 +94,19 @@ func TestCheckSchedule(t *testing.T) {
 		{"short", `schedule table "short" of table "t": family "e" (Grace(OneSecond(), 1h0m0s)): found maxage=1m, want maxage=1h`},
 		{"long", `schedule table "long" of table "t": family "e" (Grace(OneSecond(), 1h0m0s)): found never, want maxage=1h`},
 	} {
-		st, err := policy.CheckSchedule(ctx, e.Admin, "t", tt.schedule, fams)
-		require.ErrorIs(t, err, ttl.ErrFamilyMismatch, tt.schedule)
+		st, err := runCheckSchedule(ctx, e.Admin, "t", tt.schedule, fams)
+		require.ErrorIs(t, err, policy.ErrFamilyMismatch, tt.schedule)
 		assert.Equal(t, "ttl: column family does not match its strategy: "+tt.msg, err.Error())
 		assert.False(t, st.Matches, tt.schedule)
-		assert.Equal(t, "maxage=1h", st.Want, tt.schedule)
+		assert.Equal(t, "maxage=1h", policy.Describe(st.Want), tt.schedule)
 	}
 
-	_, err = policy.CheckSchedule(ctx, e.Admin, "t", "t", fams)
+	_, err = runCheckSchedule(ctx, e.Admin, "t", "t", fams)
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
 	var noCtx context.Context
-	_, err = policy.CheckSchedule(noCtx, e.Admin, "t", "ok", fams)
+	_, err = runCheckSchedule(noCtx, e.Admin, "t", "ok", fams)
 	assert.ErrorIs(t, err, ttl.ErrNilArgument)
-	_, err = policy.CheckSchedule(ctx, nil, "t", "ok", fams)
+	_, err = runCheckSchedule(ctx, nil, "t", "ok", fams)
 	assert.ErrorIs(t, err, ttl.ErrNilArgument)
 }
 
@@ -118,7 +118,7 @@ func TestEnsureScheduleCreates(t *testing.T) {
 	e := emulator.StartForTest(t)
 	fams := map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), 2*time.Hour)}
 
-	plan, err := policy.EnsureSchedule(ctx, e.Admin, "t", "sched", e.Client.Open("sched"), fams, policy.Options{DryRun: true, Now: fixedNow})
+	plan, err := runEnsureSchedule(ctx, e.Admin, "t", "sched", e.Client.Open("sched"), fams, policy.Options{DryRun: true, Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	assert.True(t, plan.CreateTable)
 	assert.Equal(t, []summary{{"e", "Grace(OneSecond(), 2h0m0s)", "missing", "maxage=2h", policy.Create, 0, 0, false, false}}, summaries(plan))
@@ -126,20 +126,20 @@ func TestEnsureScheduleCreates(t *testing.T) {
 	_, err = e.Admin.TableInfo(ctx, "sched")
 	require.Error(t, err, "a dry run created the table")
 
-	plan, err = policy.EnsureSchedule(ctx, e.Admin, "t", "sched", e.Client.Open("sched"), fams, policy.Options{Now: fixedNow})
+	plan, err = runEnsureSchedule(ctx, e.Admin, "t", "sched", e.Client.Open("sched"), fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	assert.True(t, plan.Families[0].Done)
 	assert.Equal(t, map[string]string{"e": "maxage=2h"}, policies(t, e.Admin, "sched"))
-	_, err = policy.CheckSchedule(ctx, e.Admin, "t", "sched", fams)
+	_, err = runCheckSchedule(ctx, e.Admin, "t", "sched", fams)
 	require.NoError(t, err, "Check finds what Ensure made")
 
-	plan, err = policy.EnsureSchedule(ctx, e.Admin, "t", "sched", e.Client.Open("sched"), fams, policy.Options{Now: fixedNow})
+	plan, err = runEnsureSchedule(ctx, e.Admin, "t", "sched", e.Client.Open("sched"), fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	assert.Equal(t, policy.Keep, plan.Families[0].Action)
 	assert.False(t, plan.Families[0].Done)
 
 	raw := e.TableForTest(t, "other", map[string]bigtable.GCPolicy{"x": bigtable.MaxVersionsPolicy(1)})
-	plan, err = policy.EnsureSchedule(ctx, e.Admin, "t", "other", raw, fams, policy.Options{Now: fixedNow})
+	plan, err = runEnsureSchedule(ctx, e.Admin, "t", "other", raw, fams, policy.Options{Scan: scan.Options{Now: fixedNow}})
 	require.NoError(t, err)
 	assert.False(t, plan.CreateTable)
 	assert.Equal(t, policy.Create, plan.Families[0].Action)
@@ -159,7 +159,7 @@ func TestEnsureScheduleChanges(t *testing.T) {
 
 	short := e.TableForTest(t, "short", map[string]bigtable.GCPolicy{schedule.Family: schedule.Policy(time.Minute)})
 	testkit.Put(t, short, schedule.Family, stored(schedule.Key("r", now.Add(-30*time.Minute)), schedule.Column, schedule.Timestamp(now.Add(-30*time.Minute))))
-	plan, err := policy.EnsureSchedule(ctx, e.Admin, "t", "short", short, hour, policy.Options{Now: clock})
+	plan, err := runEnsureSchedule(ctx, e.Admin, "t", "short", short, hour, policy.Options{Scan: scan.Options{Now: clock}})
 	require.NoError(t, err)
 	assert.Equal(t, []summary{{"e", "Grace(OneSecond(), 1h0m0s)", "maxage=1m", "maxage=1h", policy.Change, 0, 0, false, true}}, summaries(plan))
 	assert.Equal(t, map[string]string{"e": "maxage=1h"}, policies(t, e.Admin, "short"))
@@ -176,17 +176,19 @@ func TestEnsureScheduleChanges(t *testing.T) {
 		entry("lost-2", now.Add(-20*time.Hour)),
 		entry("gone-already", now.Add(-25*time.Hour)),
 	)
-	plan, err = policy.EnsureSchedule(ctx, e.Admin, "t", "long", long, hour, policy.Options{Now: clock})
-	require.ErrorIs(t, err, ttl.ErrDataLoss)
+	plan, err = runEnsureSchedule(ctx, e.Admin, "t", "long", long, hour, policy.Options{Scan: scan.Options{Now: clock}})
+	require.ErrorIs(t, err, policy.ErrDataLoss)
 	assert.Contains(t, err.Error(), `table "long": family "e" (Grace(OneSecond(), 1h0m0s)): found maxage=1d, want maxage=1h: 2 entries stamped`)
 	assert.Contains(t, err.Error(), "nothing changed (allow it with AllowDataLoss)")
 	assert.Equal(t, []summary{{"e", "Grace(OneSecond(), 1h0m0s)", "maxage=1d", "maxage=1h", policy.Change, 2, 0, true, false}}, summaries(plan))
-	assert.Equal(t, []string{"2 entries stamped 2030-04-29T09:00:00.001Z to 2030-04-30T08:00:00.000Z (each at the end of the second its cells expired in), which maxage=1h deletes at once: a sweep behind by more than that would no longer find their rows"},
+	assert.Equal(t, []policy.Loss{{Kind: policy.LossEntries, Rows: 2, From: tm("2030-04-29T09:00:00.001Z"), Until: tm("2030-04-30T08:00:00Z")}},
+		plan.Families[0].Losses)
+	assert.Equal(t, []string{"2 entries stamped 2030-04-29T09:00:00.001Z to 2030-04-30T08:00:00.000Z, which would be deleted at once"},
 		reasons(plan.Families[0]))
 	assert.Equal(t, map[string]string{"e": "maxage=1d"}, policies(t, e.Admin, "long"), "a refused change changed the policy")
 	assert.Equal(t, 5, count(t, long))
 
-	plan, err = policy.EnsureSchedule(ctx, e.Admin, "t", "long", long, hour, policy.Options{Now: clock, AllowDataLoss: true})
+	plan, err = runEnsureSchedule(ctx, e.Admin, "t", "long", long, hour, policy.Options{AllowDataLoss: true, Scan: scan.Options{Now: clock}})
 	require.NoError(t, err)
 	assert.True(t, plan.Families[0].Done)
 	assert.Equal(t, 2, plan.Families[0].Rows, "the plan still reports what the change loses")
@@ -194,7 +196,7 @@ func TestEnsureScheduleChanges(t *testing.T) {
 
 	never := e.TableForTest(t, "never", map[string]bigtable.GCPolicy{schedule.Family: bigtable.NoGcPolicy()})
 	testkit.Put(t, never, schedule.Family, entry("ahead", now.Add(time.Minute)), entry("recent", now.Add(-time.Minute)))
-	plan, err = policy.EnsureSchedule(ctx, e.Admin, "t", "never", never, hour, policy.Options{Now: clock})
+	plan, err = runEnsureSchedule(ctx, e.Admin, "t", "never", never, hour, policy.Options{Scan: scan.Options{Now: clock}})
 	require.NoError(t, err, "no entry older than the grace: nothing lost")
 	assert.True(t, plan.Families[0].Done)
 	assert.True(t, plan.Read.Complete() && plan.Read.ShardsRead > 0, "a shorter policy is scanned for")
@@ -218,10 +220,10 @@ func TestEnsureScheduleRefuses(t *testing.T) {
 	}{
 		{"the data table", "t", one, policy.Options{}, ttl.ErrInvalidOption, "must be another table"},
 		{"sequence numbers", "s", map[string]ttl.Strategy{"v": ttl.SequenceNumbers(1)}, policy.Options{}, ttl.ErrInvalidOption, `family "v"`},
-		{"bad scan options", "s", one, policy.Options{Scan: scan.Options{Workers: -1}}, ttl.ErrInvalidOption, "policy.EnsureSchedule: "},
+		{"bad scan options", "s", one, policy.Options{Scan: scan.Options{Workers: -1}}, ttl.ErrInvalidOption, "policy.New: "},
 		{"a sample that would decide", "s", one, policy.Options{Scan: scan.Options{Sample: 0.5}}, ttl.ErrInvalidOption, "use it with DryRun"},
 	} {
-		plan, err := policy.EnsureSchedule(ctx, e.Admin, "t", tt.schedule, raw, tt.families, tt.opts)
+		plan, err := runEnsureSchedule(ctx, e.Admin, "t", tt.schedule, raw, tt.families, tt.opts)
 		assert.Nil(t, plan, tt.name)
 		if assert.ErrorIs(t, err, tt.want, tt.name) {
 			assert.Contains(t, err.Error(), tt.msg, tt.name)
@@ -233,17 +235,17 @@ func TestEnsureScheduleRefuses(t *testing.T) {
 
 	var noCtx context.Context
 	for _, data := range []bigtable.TableAPI{nil, (*bigtable.Table)(nil)} {
-		_, err := policy.EnsureSchedule(ctx, e.Admin, "t", "s", data, one, policy.Options{})
+		_, err := runEnsureSchedule(ctx, e.Admin, "t", "s", data, one, policy.Options{})
 		assert.ErrorIs(t, err, ttl.ErrNilArgument)
 	}
-	_, err = policy.EnsureSchedule(noCtx, e.Admin, "t", "s", raw, one, policy.Options{})
+	_, err = runEnsureSchedule(noCtx, e.Admin, "t", "s", raw, one, policy.Options{})
 	assert.ErrorIs(t, err, ttl.ErrNilArgument)
 
 	e.TableForTest(t, "agg", map[string]bigtable.GCPolicy{"x": nil})
 	require.NoError(t, e.Admin.CreateColumnFamilyWithConfig(ctx, "agg", schedule.Family, bigtable.Family{
 		GCPolicy: bigtable.MaxAgePolicy(time.Second), ValueType: bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.SumAggregator{}}}))
-	plan, err := policy.EnsureSchedule(ctx, e.Admin, "t", "agg", e.Client.Open("agg"), one, policy.Options{})
-	require.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	plan, err := runEnsureSchedule(ctx, e.Admin, "t", "agg", e.Client.Open("agg"), one, policy.Options{})
+	require.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	assert.Contains(t, err.Error(), `schedule table "agg" of table "t": family "e" (OneSecond()): found counter cells, want plain cells`)
 	assert.True(t, plan.Families[0].Refused)
 }
@@ -256,7 +258,7 @@ func TestEnsureScheduleScanStops(t *testing.T) {
 	raw := e.TableForTest(t, "sched", map[string]bigtable.GCPolicy{schedule.Family: bigtable.NoGcPolicy()})
 	boom := errors.New("boom")
 	data := failingReads{testkit.Tablets{TableAPI: raw}, boom}
-	plan, err := policy.EnsureSchedule(ctx, e.Admin, "t", "sched", data, map[string]ttl.Strategy{"f": ttl.OneSecond()}, policy.Options{Now: fixedNow, AllowDataLoss: true})
+	plan, err := runEnsureSchedule(ctx, e.Admin, "t", "sched", data, map[string]ttl.Strategy{"f": ttl.OneSecond()}, policy.Options{AllowDataLoss: true, Scan: scan.Options{Now: fixedNow}})
 	require.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), `policy: schedule table "sched": the scan for entries the change would delete stopped after 0 of 1 shards; its count is partial and nothing was changed: `)
 	assert.False(t, plan.Families[0].Done)

@@ -32,8 +32,8 @@ func TestEnsureScanStopped(t *testing.T) {
 	e := emulator.StartForTest(t, (&testkit.StreamFaults{Hang: map[int]bool{4: true}, After: 3}).Interceptor())
 	tbl := testkit.EightShards(t, e)
 
-	plan, err := policy.Ensure(ctx, e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)},
-		policy.Options{AllowDataLoss: true, Now: func() time.Time { return testkit.Base }, Scan: scan.Options{Workers: 1}})
+	plan, err := runEnsure(ctx, e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)},
+		policy.Options{AllowDataLoss: true, Scan: scan.Options{Now: func() time.Time { return testkit.Base }, Workers: 1}})
 	require.Error(t, err)
 	assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
 	assert.Contains(t, err.Error(), "the scan for data loss stopped after 3 of 8 shards; its counts are partial and nothing was changed")
@@ -53,7 +53,8 @@ func TestEnsureScanStopped(t *testing.T) {
 	assert.Equal(t, 150, f.Rows)
 	require.NotEmpty(t, f.Losses)
 	assert.Equal(t, 150, f.Losses[0].Rows)
-	assert.Contains(t, f.Losses[0].Reason, "150 rows hold cells")
+	assert.Equal(t, policy.LossExpired, f.Losses[0].Kind)
+	assert.Contains(t, f.Losses[0].String(), "150 rows hold cells")
 	assert.False(t, f.Refused, "nothing refused: nothing decided")
 	assert.False(t, f.Done)
 	assert.Equal(t, "never", policies(t, e.Admin, "t")["f"], "nothing changed")

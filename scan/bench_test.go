@@ -100,8 +100,12 @@ func BenchmarkShardedScan(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(scanRows * scanValue)
 			for i := 0; i < b.N; i++ {
-				a, err := audit.Table(context.Background(), e.Admin, "t", tbl, map[string]ttl.Strategy{"f": ttl.OneSecond()},
-					audit.Options{Now: func() time.Time { return testkit.Base }, Values: true, Scan: scan.Options{Workers: workers}})
+				auditor, err := audit.New(e.Admin, tbl, "t", map[string]ttl.Strategy{"f": ttl.OneSecond()},
+					audit.Options{Values: true, Scan: scan.Options{Now: func() time.Time { return testkit.Base }, Workers: workers}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				a, err := auditor.Run(context.Background())
 				if err != nil {
 					b.Fatal(err)
 				}

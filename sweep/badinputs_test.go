@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 )
@@ -72,7 +73,7 @@ func TestSweepBadInputs(t *testing.T) {
 	missing, err := sweep.New(f.e.Admin, f.raw, "t", map[string]ttl.Strategy{"gone": ttl.OneSecond()}, sweep.Options{Now: f.clock.Now})
 	require.NoError(t, err)
 	_, err = missing.Once(ctx, c.deliver)
-	assert.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	assert.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	assert.ErrorContains(t, err, `table "t" has no family "gone"`)
 	noTable, err := sweep.New(f.e.Admin, f.e.Client.Open("nope"), "nope", one, sweep.Options{Now: f.clock.Now})
 	require.NoError(t, err)

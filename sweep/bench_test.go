@@ -170,8 +170,13 @@ func BenchmarkSweepTransfer(b *testing.B) {
 					for range b.N {
 						switch impl {
 						case "audit":
-							a, err := audit.Table(context.Background(), e.Admin, "t", tbl, sweepFamilies,
-								audit.Options{Now: clock, Values: true, Scan: progress})
+							scanOpts := progress
+							scanOpts.Now = clock
+							auditor, err := audit.New(e.Admin, tbl, "t", sweepFamilies, audit.Options{Values: true, Scan: scanOpts})
+							if err != nil {
+								b.Fatal(err)
+							}
+							a, err := auditor.Run(context.Background())
 							if err != nil {
 								b.Fatal(err)
 							}

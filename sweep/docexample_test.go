@@ -87,7 +87,11 @@ func TestDocSweepReportsTheFirstRound(t *testing.T) {
 	}
 	raw := e.Client.Open("sessions")
 	families := map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), time.Hour)}
-	if _, err := policy.Ensure(ctx, e.Admin, "sessions", raw, families, policy.Options{}); err != nil {
+	tool, err := policy.New(e.Admin, raw, "sessions", families, policy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
 	m := bigtable.NewMutation()

@@ -12,6 +12,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 	"github.com/cellttl/ttl/testkit"
 )
@@ -41,7 +42,11 @@ func newFixture(t *testing.T, fams map[string]ttl.Strategy, opts ...ttl.Option) 
 	}
 	raw := e.Client.Open("t")
 	clock := testkit.NewClock(base)
-	if _, err := policy.Ensure(ctx, e.Admin, "t", raw, fams, policy.Options{Now: clock.Now}); err != nil {
+	tool, err := policy.New(e.Admin, raw, "t", fams, policy.Options{Scan: scan.Options{Now: clock.Now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
 	tbl, err := ttl.NewTable(raw, fams, append([]ttl.Option{ttl.WithClock(clock.Now)}, opts...)...)

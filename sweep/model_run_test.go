@@ -189,7 +189,11 @@ func newModelRun(e *emulator.Emulator, v *variant, r *rand.Rand, st *modelStats)
 	for _, f := range rules {
 		strategies[f.name] = f.strategy
 	}
-	if _, err := policy.Ensure(ctx, e.Admin, "t", raw, strategies, policy.Options{Now: clock.Now}); err != nil {
+	tool, err := policy.New(e.Admin, raw, "t", strategies, policy.Options{Scan: scan.Options{Now: clock.Now}})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tool.Ensure(ctx); err != nil {
 		return nil, err
 	}
 	opts := []ttl.Option{ttl.WithClock(clock.Now)}

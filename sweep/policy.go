@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/schedule"
@@ -16,7 +15,7 @@ import (
 
 // policies returns the GC policy of each family: as the table has it,
 // read through the admin client, or the strategy's own without one. A
-// family the table does not have is refused with ttl.ErrFamilyMismatch.
+// family the table does not have is refused with policy.ErrFamilyMismatch.
 func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error) {
 	s := r.s
 	out := map[string]bigtable.GCPolicy{}
@@ -26,7 +25,11 @@ func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error
 		}
 		return out, nil
 	}
-	found, err := policy.Policies(ctx, s.admin, s.table)
+	tool, err := policy.New(s.admin, nil, s.table, nil, policy.Options{})
+	if err != nil {
+		return nil, err
+	}
+	found, err := tool.Policies(ctx)
 	if status.Code(err) == codes.NotFound {
 		return nil, fmt.Errorf("sweep: table %q does not exist: %w", s.table, err)
 	}
@@ -36,7 +39,7 @@ func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error
 	for _, f := range s.fams {
 		p, ok := found[f.name]
 		if !ok {
-			return nil, fmt.Errorf("%w: table %q has no family %q to sweep", ttl.ErrFamilyMismatch, s.table, f.name)
+			return nil, fmt.Errorf("%w: table %q has no family %q to sweep", policy.ErrFamilyMismatch, s.table, f.name)
 		}
 		out[f.name] = p
 	}
@@ -51,23 +54,27 @@ func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error
 // the family of entries and that GC keeps an entry at least as long as
 // the swept families, under policies, keep the expired cells it names:
 // else a sweep that falls behind would find the cells and not their
-// entries. It is refused with ttl.ErrFamilyMismatch.
+// entries. It is refused with policy.ErrFamilyMismatch.
 func (r *run) schedulePolicy(ctx context.Context, policies map[string]bigtable.GCPolicy) error {
 	s := r.s
 	if s.o.Schedule == nil {
 		return nil
 	}
 	name := s.o.ScheduleTable
-	found, err := policy.Policies(ctx, s.admin, name)
+	tool, err := policy.New(s.admin, nil, name, nil, policy.Options{})
+	if err != nil {
+		return err
+	}
+	found, err := tool.Policies(ctx)
 	if status.Code(err) == codes.NotFound {
-		return fmt.Errorf("%w: sweep: schedule table %q of table %q does not exist: %w", ttl.ErrFamilyMismatch, name, s.table, err)
+		return fmt.Errorf("%w: sweep: schedule table %q of table %q does not exist: %w", policy.ErrFamilyMismatch, name, s.table, err)
 	}
 	if err != nil {
 		return fmt.Errorf("sweep: reading the GC policies of schedule table %q: %w", name, err)
 	}
 	p, ok := found[schedule.Family]
 	if !ok {
-		return fmt.Errorf("%w: sweep: schedule table %q has no family %q for its entries", ttl.ErrFamilyMismatch, name, schedule.Family)
+		return fmt.Errorf("%w: sweep: schedule table %q has no family %q for its entries", policy.ErrFamilyMismatch, name, schedule.Family)
 	}
 	age, aged := rules.GCAge(p)
 	if !aged {
@@ -83,7 +90,7 @@ func (r *run) schedulePolicy(ctx context.Context, policies map[string]bigtable.G
 			kept, fix = keep.String()+" after expiry", fmt.Sprintf("schedule.Policy(%v)", keep)
 		}
 		return fmt.Errorf("%w: sweep: schedule table %q keeps entries %v (family %q, GC policy %v), but family %q of table %q keeps expired cells %s: a sweep that fell behind would find cells without their entries; give family %q of the schedule a policy of %s",
-			ttl.ErrFamilyMismatch, name, age, schedule.Family, p, f.name, s.table, kept, schedule.Family, fix)
+			policy.ErrFamilyMismatch, name, age, schedule.Family, p, f.name, s.table, kept, schedule.Family, fix)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
@@ -60,7 +61,7 @@ func TestScheduleBadInputs(t *testing.T) {
 		var c collector
 		s := f.sweeper(t, sweep.Options{Schedule: f.e.Client.Open(tt.table), ScheduleTable: tt.table, Checkpoint: cp})
 		r, err := s.Once(ctx, c.deliver)
-		assert.ErrorIs(t, err, ttl.ErrFamilyMismatch, tt.table)
+		assert.ErrorIs(t, err, policy.ErrFamilyMismatch, tt.table)
 		assert.ErrorContains(t, err, tt.msg, tt.table)
 		assert.Nil(t, r)
 		assert.Empty(t, c.events)
@@ -77,7 +78,7 @@ func TestSchedulePolicyNoAge(t *testing.T) {
 	f := newSchedFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
 	require.NoError(t, f.e.Admin.SetGCPolicy(ctx, "t", "sess", bigtable.MaxVersionsPolicy(5)))
 	_, err := f.scheduled(t, sweep.Options{}).Once(ctx, (&collector{}).deliver)
-	assert.ErrorIs(t, err, ttl.ErrFamilyMismatch)
+	assert.ErrorIs(t, err, policy.ErrFamilyMismatch)
 	assert.ErrorContains(t, err, `keeps expired cells until deleted: a sweep that fell behind would find cells without their entries; give family "e" of the schedule a policy of no MaxAge`)
 
 	require.NoError(t, f.e.Admin.SetGCPolicy(ctx, "s", schedule.Family, bigtable.MaxVersionsPolicy(1)))

@@ -30,33 +30,10 @@ type cellKey struct {
 // fails the test of an Env made by New, or is kept for Err. Call it when
 // no write is in flight: the Env reads the whole table, then deletes.
 func (e *Env) FastForward(d time.Duration) {
-	if e == nil {
-		return
-	}
-	if e.t != nil {
+	if e != nil && e.t != nil {
 		e.t.Helper()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.usable("FastForward") {
-		return
-	}
-	if d < 0 {
-		e.fail(fmt.Errorf("%w: ttltest: FastForward(%v): the clock only moves forward", ttl.ErrInvalidOption, d))
-		return
-	}
-	// The cells are seen before the clock moves: each was written at the
-	// clock's reading now, since the clock moves only here.
-	cells, err := e.observe()
-	if err != nil {
-		e.fail(err)
-		return
-	}
-	now := e.clock.Now().Add(d)
-	e.clock.Set(now)
-	if err := e.collect(cells, now.Add(-e.lag)); err != nil {
-		e.fail(err)
-	}
+	e.advance("FastForward", d, true)
 }
 
 // CollectGarbage removes, at the clock's now, every cell that Bigtable's
@@ -66,6 +43,17 @@ func (e *Env) FastForward(d time.Duration) {
 // not use package ttl sees once GC has run) calls it after FastForward.
 // A failure fails the test of an Env made by New, or is kept for Err.
 func (e *Env) CollectGarbage() {
+	if e != nil && e.t != nil {
+		e.t.Helper()
+	}
+	e.advance("CollectGarbage", 0, false)
+}
+
+// advance moves the clock d forward and removes the cells GC may remove:
+// those collectable for the Env's GC lag when lagged, or at all. The
+// cells are seen before the clock moves: each was written at the clock's
+// reading now, since the clock moves only here.
+func (e *Env) advance(op string, d time.Duration, lagged bool) {
 	if e == nil {
 		return
 	}
@@ -74,14 +62,24 @@ func (e *Env) CollectGarbage() {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.usable("CollectGarbage") {
+	if !e.usable(op) {
+		return
+	}
+	if d < 0 {
+		e.fail(fmt.Errorf("%w: ttltest: %s(%v): the clock only moves forward", ttl.ErrInvalidOption, op, d))
 		return
 	}
 	cells, err := e.observe()
-	if err == nil {
-		err = e.collect(cells, e.clock.Now())
-	}
 	if err != nil {
+		e.fail(err)
+		return
+	}
+	now := e.clock.Now().Add(d)
+	e.clock.Set(now)
+	if lagged {
+		now = now.Add(-e.lag)
+	}
+	if err := e.collect(cells, now); err != nil {
 		e.fail(err)
 	}
 }

@@ -28,7 +28,7 @@ func init() {
 	register.Combiner1[*audit.Report](&mergeAuditsFn{})
 }
 
-// AuditConfig is what to audit, as audit.Table takes it.
+// AuditConfig is what to audit, as audit.Auditor.Run takes it.
 type AuditConfig struct {
 	// Table is the table to audit, and the app profile to read it with.
 	Table Table
@@ -46,11 +46,11 @@ type AuditConfig struct {
 	Values bool
 }
 
-// Audit adds to the pipeline an audit of the table: audit.Table's counts,
+// Audit adds to the pipeline an audit of the table: audit.Auditor.Run's counts,
 // read by the runner's workers. While the pipeline is built it
 // reads the table's GC policies (an admin call), fixes the instant to judge
 // by and splits the table into shards (ReadShards). Each worker audits
-// whole shards with the library's own per-row logic (audit.New, then
+// whole shards with the library's own per-row logic (audit.NewReport, then
 // Report.AddRow for every row of the shard, read through Report.Filter),
 // and the shards' reports are merged (Report.Merge) into one.
 //
@@ -130,7 +130,7 @@ func (fn *auditShardFn) newAudit() (*audit.Report, error) {
 		}
 		policies[name] = p
 	}
-	a, err := audit.New(fn.Table.Table, fn.Now, strategies, policies, fn.Values)
+	a, err := audit.NewReport(fn.Table.Table, fn.Now, strategies, policies, fn.Values)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}

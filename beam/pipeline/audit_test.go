@@ -17,6 +17,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/scan"
 )
 
 func TestMain(m *testing.M) {
@@ -119,7 +120,7 @@ func runAudit(t *testing.T, cfg pipeline.AuditConfig) *audit.Report {
 }
 
 // TestAuditMatchesAuditTable runs the pipeline on a table with cells of
-// every kind and checks that it counts what audit.Table counts on the
+// every kind and checks that it counts what audit.Auditor.Run counts on the
 // same table at the same instant, family by family and bucket by bucket,
 // and that its scan read every shard, of several.
 func TestAuditMatchesAuditTable(t *testing.T) {
@@ -133,8 +134,12 @@ func TestAuditMatchesAuditTable(t *testing.T) {
 	}
 	for _, values := range []bool{false, true} {
 		t.Run(fmt.Sprintf("values=%v", values), func(t *testing.T) {
-			want, err := audit.Table(context.Background(), admin, tbl.Table, data, strategies,
-				audit.Options{Now: func() time.Time { return now }, Values: values})
+			auditor, err := audit.New(admin, data, tbl.Table, strategies,
+				audit.Options{Values: values, Scan: scan.Options{Now: func() time.Time { return now }}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := auditor.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,12 +150,12 @@ func TestAuditMatchesAuditTable(t *testing.T) {
 			}
 			gotJSON, wantJSON := familiesJSON(t, got), familiesJSON(t, want)
 			if gotJSON != wantJSON {
-				t.Errorf("families differ from audit.Table's:\npipeline:\n%s\naudit.Table:\n%s", gotJSON, wantJSON)
+				t.Errorf("families differ from audit.Auditor.Run's:\npipeline:\n%s\naudit.Auditor.Run:\n%s", gotJSON, wantJSON)
 			}
 			g, w := got.Read, want.Read
 			if g.RowsReturned != rows || g.RowsReturned != w.RowsReturned || g.CellsReturned != w.CellsReturned ||
 				g.RowsSeen != w.RowsSeen || g.CellsSeen != w.CellsSeen {
-				t.Errorf("scan %+v; audit.Table's %+v", g, w)
+				t.Errorf("scan %+v; audit.Auditor.Run's %+v", g, w)
 			}
 			if g.Shards < 2 || g.ShardsRead != g.Shards || g.Reads != g.Shards || !g.Complete() {
 				t.Errorf("scan %+v: want several shards, each read once, complete", g)

@@ -15,6 +15,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/spec"
@@ -187,7 +188,7 @@ func newRewriteShardFn(ctx context.Context, cfg RewriteConfig) (*rewriteShardFn,
 		return nil, m, err
 	}
 	if found[cfg.Family] == nil {
-		return nil, m, fmt.Errorf("%w: pipeline: table %q has no family %q", ttl.ErrFamilyMismatch, cfg.Table.Table, cfg.Family)
+		return nil, m, fmt.Errorf("%w: pipeline: table %q has no family %q", policy.ErrFamilyMismatch, cfg.Table.Table, cfg.Family)
 	}
 	if err := checkSchedule(ctx, cfg); err != nil {
 		return nil, m, err
@@ -212,7 +213,7 @@ func checkSchedule(ctx context.Context, cfg RewriteConfig) error {
 		return fmt.Errorf("pipeline: the schedule table: %w", err)
 	}
 	if found[schedule.Family] == nil {
-		return fmt.Errorf("%w: pipeline: schedule table %q has no family %q", ttl.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
+		return fmt.Errorf("%w: pipeline: schedule table %q has no family %q", policy.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 )
@@ -71,7 +72,7 @@ func newSweepShardFn(ctx context.Context, cfg SweepConfig) (*sweepShardFn, error
 	}
 	for name := range cfg.Families {
 		if _, ok := found[name]; !ok {
-			return nil, fmt.Errorf("pipeline: %w: table %q has no family %q to sweep", ttl.ErrFamilyMismatch, cfg.Table.Table, name)
+			return nil, fmt.Errorf("pipeline: %w: table %q has no family %q to sweep", policy.ErrFamilyMismatch, cfg.Table.Table, name)
 		}
 	}
 	return fn, nil

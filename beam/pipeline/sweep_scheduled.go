@@ -11,6 +11,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
@@ -64,7 +65,7 @@ func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollec
 	}
 	if _, ok := found[schedule.Family]; !ok {
 		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: %w: schedule table %q has no family %q: it is not a schedule (package schedule)",
-			ttl.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
+			policy.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
 	}
 	data, err := policies(ctx, cfg.Table)
 	if err != nil {

@@ -279,7 +279,7 @@ func TestSweepScheduledRefused(t *testing.T) {
 		is       error
 	}{
 		{"missing", "nope", `schedule table "nope": policy: table not found: table "nope" does not exist`, policy.ErrTableNotFound},
-		{"not a schedule", "other", `schedule table "other" has no family "e"`, ttl.ErrFamilyMismatch},
+		{"not a schedule", "other", `schedule table "other" has no family "e"`, policy.ErrFamilyMismatch},
 		{"the table swept", "events", `schedule table "events" is the table swept`, ttl.ErrInvalidOption},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

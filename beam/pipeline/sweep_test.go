@@ -22,6 +22,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/beam/pipeline"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -415,10 +416,10 @@ func TestSweepRefusesBadConfig(t *testing.T) {
 		{"bad spec", with(func(c *pipeline.SweepConfig) { c.Families = map[string]string{"sess": "hourly"} }), `family "sess": strategy "hourly"`, nil},
 		{"versions", with(func(c *pipeline.SweepConfig) { c.Families = map[string]string{"sess": "seqnum:2"} }), "under SequenceNumbers none does", ttl.ErrInvalidStrategy},
 		{"missing family", with(func(c *pipeline.SweepConfig) { c.Families = map[string]string{"nope": "onesecond"} }),
-			`table "events" has no family "nope" to sweep`, ttl.ErrFamilyMismatch},
+			`table "events" has no family "nope" to sweep`, policy.ErrFamilyMismatch},
 		{"missing family, judged now", with(func(c *pipeline.SweepConfig) {
 			c.Families, c.Now, c.Margin, c.From = map[string]string{"nope": "onesecond"}, time.Time{}, 0, time.Now().Add(-time.Hour)
-		}), `table "events" has no family "nope" to sweep`, ttl.ErrFamilyMismatch},
+		}), `table "events" has no family "nope" to sweep`, policy.ErrFamilyMismatch},
 		{"missing table", with(func(c *pipeline.SweepConfig) { c.Table.Table = "nope" }), `table "nope"`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
 // are reshuffled so that the runner spreads them over its workers, and a
 // DoFn reads each shard with the library's own per-row logic.
 //
-// Audit is audit.Table's counts, from many workers; Sweep is one round of
+// Audit is audit.Auditor.Run's counts, from many workers; Sweep is one round of
 // a sweep (sweep.Round), its events and optionally its deletions; Rewrite
 // is move.Family.Rewrite's rewrite of a strategy move's old cells. ReadShards
 // is the part every job shares: each takes its PCollection of shards, with
@@ -130,7 +130,7 @@ func (r *shardReader) Teardown() error {
 
 // read reads the rows of shard through filter and passes each to row,
 // stopping at the first error row returns: scan.ReadShard, which counts
-// one shard read as audit.Table counts it. A shard not read to the end
+// one shard read as audit.Auditor.Run counts it. A shard not read to the end
 // (an error) is an error: the DoFn fails its bundle, which the runner
 // retries.
 func (r *shardReader) read(ctx context.Context, shard scan.Shard, filter bigtable.Filter, row func(bigtable.Row) error) (scan.Stats, error) {
@@ -146,14 +146,18 @@ func (r *shardReader) read(ctx context.Context, shard scan.Shard, filter bigtabl
 }
 
 // policies reads the GC policy of every family of the table (an admin
-// call, made while a pipeline is built): policy.Policies.
+// call, made while a pipeline is built): policy.Tool.Policies.
 func policies(ctx context.Context, t Table) (map[string]bigtable.GCPolicy, error) {
 	admin, err := bigtable.NewAdminClient(ctx, t.Project, t.Instance)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: connecting to instance %s/%s: %w", t.Project, t.Instance, err)
 	}
 	defer admin.Close()
-	return policy.Policies(ctx, admin, t.Table)
+	tool, err := policy.New(admin, nil, t.Table, nil, policy.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return tool.Policies(ctx)
 }
 
 // WriteJSON writes the elements of col, such as the one of Audit's or

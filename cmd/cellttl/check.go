@@ -8,7 +8,8 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/cellttl/ttl"
+	"cloud.google.com/go/bigtable"
+
 	"github.com/cellttl/ttl/policy"
 )
 
@@ -56,11 +57,15 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "check", err)
 	}
-	statuses, err := policy.Check(ctx, admin, c.table, strategies)
+	tool, err := policy.New(admin, nil, c.table, strategies, policy.Options{})
+	if err != nil {
+		return fail(stderr, "check", err)
+	}
+	statuses, err := tool.Check(ctx)
 	if statuses == nil {
 		return fail(stderr, "check", err)
 	}
-	sched, serr := checkSchedule(ctx, c, admin, strategies)
+	sched, serr := checkSchedule(ctx, c, tool)
 	if serr != nil {
 		return fail(stderr, "check", serr)
 	}
@@ -79,7 +84,7 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		}
 	}
 	schedBad := sched.report(stderr)
-	if errors.Is(err, ttl.ErrFamilyMismatch) {
+	if errors.Is(err, policy.ErrFamilyMismatch) {
 		checkMismatch(c, found, statuses, stderr)
 		return exitMismatch
 	}
@@ -117,37 +122,39 @@ func renderCheck(w io.Writer, table string, statuses []policy.Status) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAMILY\tSTRATEGY\tFOUND\tWANT\tSTATUS")
 	for _, s := range statuses {
-		want, status := s.Want, "ok"
+		found, want, status := policy.Describe(s.Found), policy.Describe(s.Want), "ok"
 		switch {
 		case !s.Exists:
 			status = "missing"
 		case !s.Matches:
 			status = "mismatch"
 		}
-		if s.Finished != "" {
-			same := s.Finished == s.Want
+		if s.Finished != nil {
+			finished := policy.Describe(s.Finished)
+			same := finished == want
 			if !same {
-				want += " or " + s.Finished
+				want += " or " + finished
 			}
 			switch {
 			case !s.Matches:
 			case same:
 				status += " (in a move, or finished)"
-			case s.Found == s.Finished:
+			case found == finished:
 				status += " (move finished)"
 			default:
 				status += " (in a move)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Family, s.Strategy, s.Found+kindNote(s.Type), want+kindNote(s.WantType), status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Family, s.Strategy, found+kindNote(s.Type), want+kindNote(s.WantType), status)
 	}
 	tw.Flush()
 }
 
 // kindNote names a kind of cell beside a policy, where it is not plain:
 // " (counter)", " (aggregate)".
-func kindNote(kind string) string {
-	if kind == "" || kind == "plain" {
+func kindNote(t bigtable.Type) string {
+	kind := policy.DescribeType(t)
+	if kind == policy.DescribeType(nil) {
 		return ""
 	}
 	return " (" + kind + ")"

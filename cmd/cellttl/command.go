@@ -49,7 +49,7 @@ func exitOf(err error) int {
 	case errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrInvalidOption):
 		return exitUsage
 	case errors.Is(err, ttl.ErrUnknownFamily) || errors.Is(err, policy.ErrTableNotFound) ||
-		errors.Is(err, ttl.ErrFamilyMismatch) || errors.Is(err, ttl.ErrDataLoss):
+		errors.Is(err, policy.ErrFamilyMismatch) || errors.Is(err, policy.ErrDataLoss):
 		return exitMismatch
 	}
 	return exitFailed

@@ -18,7 +18,7 @@ func TestGuidesCommandLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, "../../README.md", "../../beam/README.md", "../../pubsub/README.md")
+	files = append(files, "../../README.md", "../../beam/README.md", "../../pubsubsink/README.md")
 	n := 0
 	for _, file := range files {
 		for _, l := range commandLines(t, file) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/policy"
 )
 
@@ -110,13 +109,18 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	plan, err := policy.Ensure(ctx, admin, c.table, client.Open(c.table), strategies, policy.Options{
-		Now:            c.clock(),
+	scanOpts := progress.options(c)
+	scanOpts.Now = c.clock()
+	tool, err := policy.New(admin, client.Open(c.table), c.table, strategies, policy.Options{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
-		Scan:           progress.options(c),
+		Scan:           scanOpts,
 	})
+	if err != nil {
+		return fail(stderr, "ensure", err)
+	}
+	plan, err := tool.Ensure(ctx)
 	progress.end()
 	if c.format.terraform {
 		return ensureTerraform(c, strategies, plan, err, stdout, stderr)
@@ -135,7 +139,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 // ensureStatus says what became of ensure, and returns its exit status.
 func ensureStatus(c *config, plan *policy.Plan, err error, stdout, stderr io.Writer) int {
 	switch {
-	case errors.Is(err, ttl.ErrDataLoss):
+	case errors.Is(err, policy.ErrDataLoss):
 		fmt.Fprintf(stderr, "cellttl ensure: %s\n", flagWords.Replace(err.Error()))
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; run again with -allow-data-loss to accept the loss")
 		fmt.Fprintln(stderr, "cellttl ensure: to change the strategy of a family that holds data without losing any, move it online:")

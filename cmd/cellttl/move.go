@@ -11,6 +11,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
 
@@ -301,7 +302,7 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
 			fmt.Fprintf(stderr, "cellttl %s: dry run: with -apply this step would be refused; nothing changed\n", name)
 			return exitOf(err)
-		case errors.Is(err, ttl.ErrDataLoss):
+		case errors.Is(err, policy.ErrDataLoss):
 			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
 			fmt.Fprintf(stderr, "cellttl %s: refused, nothing changed\n", name)
 			return exitMismatch

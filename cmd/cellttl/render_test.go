@@ -12,6 +12,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
+	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
@@ -25,7 +26,7 @@ var renderNow = time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
 // TestBucketLabels names every bucket of an audit's histograms by its
 // edges, as the audit makes them.
 func TestBucketLabels(t *testing.T) {
-	a, err := audit.New("t", renderNow, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil, false)
+	a, err := audit.NewReport("t", renderNow, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil, false)
 	require.NoError(t, err)
 	var labels []string
 	for _, b := range a.Families[0].Expiring {
@@ -41,8 +42,8 @@ func TestBucketLabels(t *testing.T) {
 // TestPlanStates prints the first line of a plan in each state it can be
 // in, and each family's action.
 func TestPlanStates(t *testing.T) {
-	change := policy.FamilyPlan{Status: policy.Status{Family: "f", Strategy: "OneSecond()", Found: "never", Want: "maxage=1s", Exists: true}, Action: policy.Change}
-	keep := policy.FamilyPlan{Status: policy.Status{Family: "k", Found: "maxage=1s", Want: "maxage=1s", Exists: true, Matches: true}, Action: policy.Keep}
+	change := policy.FamilyPlan{Status: policy.Status{Family: "f", Strategy: "OneSecond()", Found: bigtable.NoGcPolicy(), Want: bigtable.MaxAgePolicy(time.Second), Exists: true}, Action: policy.Change}
+	keep := policy.FamilyPlan{Status: policy.Status{Family: "k", Found: bigtable.MaxAgePolicy(time.Second), Want: bigtable.MaxAgePolicy(time.Second), Exists: true, Matches: true}, Action: policy.Keep}
 	with := func(f policy.FamilyPlan, edit func(*policy.FamilyPlan)) policy.FamilyPlan { edit(&f); return f }
 	for _, tt := range []struct {
 		name   string
@@ -75,12 +76,61 @@ func TestPlanStates(t *testing.T) {
 	}
 	var b bytes.Buffer
 	p := policy.Plan{Table: "t", Now: renderNow, Families: []policy.FamilyPlan{with(change, func(f *policy.FamilyPlan) {
-		f.Rows, f.Resurfaced, f.Losses = 3, 2, []policy.Loss{{Rows: 3, Reason: "3 rows hold cells stamped up to now"}}
+		f.Rows, f.Resurfaced, f.Losses = 3, 2, []policy.Loss{{Kind: policy.LossExpired, Rows: 3, Until: renderNow, Expiries: true}}
 	})}, Read: scan.Stats{Shards: 4, ShardsRead: 3, Reads: 3}}
 	renderPlan(&b, &p)
-	assert.Contains(t, b.String(), "  f: ≥3 rows hold cells stamped up to now\n")
+	assert.Contains(t, b.String(), "  f: ≥3 rows hold cells stamped up to "+text.Time(renderNow)+", which OneSecond() reads as expiries already past: hidden at once, deleted by GC within seconds\n")
+	assert.Contains(t, b.String(), "f       OneSecond()  never  maxage=1s  undecided  ≥3\n", "the policies as cbt spells them")
 	assert.Contains(t, b.String(), "  f: ≥2 rows hold cells that the current policy never already lets GC delete")
 	assert.Contains(t, b.String(), "  scan: 3 of 4 shards read (partial), 3 reads")
+}
+
+// TestLossReason says each kind of loss in full, from its data and its
+// family's strategy and wanted policy, as ensure prints it: the sentences
+// the command printed when the library wrote them.
+func TestLossReason(t *testing.T) {
+	h := time.Hour
+	tm := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		require.NoError(t, err)
+		return v
+	}
+	family := func(s ttl.Strategy) policy.FamilyPlan {
+		return policy.FamilyPlan{Status: policy.Status{Family: "f", Strategy: s.String(), Want: s.GCPolicy()}}
+	}
+	for _, tt := range []struct {
+		s    ttl.Strategy
+		loss policy.Loss
+		want string
+	}{
+		{ttl.OneSecond(), policy.Loss{Kind: policy.LossExpired, Rows: 3, Until: tm("2030-04-30T09:00:00Z"), Expiries: true},
+			"3 rows hold cells stamped up to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expiries already past: hidden at once, deleted by GC within seconds"},
+		{ttl.OneSecond(), policy.Loss{Kind: policy.LossSequence, Rows: 2},
+			"2 rows hold sequence numbers (timestamps before 2000), which the age-based policy maxage=1s deletes all at once"},
+		{ttl.DefaultExpiration(48 * h), policy.Loss{Kind: policy.LossSequence, Rows: 1},
+			"1 row holds sequence numbers (timestamps before 2000), which the age-based policy maxage=2d deletes all at once"},
+		{ttl.SequenceNumbers(3), policy.Loss{Kind: policy.LossRealTime, Rows: 1},
+			"1 row holds real-time timestamps (2000 or later), which outrank every sequence number: reads would return them, and GC under maxversions=3 would delete the versions written after them"},
+		{ttl.SequenceNumbers(3), policy.Loss{Kind: policy.LossVersions, Rows: 2, Versions: 3},
+			"2 rows have columns with more than 3 versions, whose oldest maxversions=3 deletes"},
+		{ttl.DefaultExpiration(48 * h), policy.Loss{Kind: policy.LossExpired, Rows: 2, From: tm("2030-04-27T09:00:00.001Z"), Until: tm("2030-04-28T09:00:00Z"), Age: 72 * h},
+			"2 rows hold cells stamped 2030-04-27T09:00:00.001Z to 2030-04-28T09:00:00.000Z, which DefaultExpiration(48h0m0s) reads as expired and maxage=3d keeps stored: GC deletes them at once; written under maxage=3d as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them"},
+		{ttl.DefaultExpiration(48 * h), policy.Loss{Kind: policy.LossEarlier, Rows: 1, Age: 72 * h, Shift: 24 * h},
+			"1 row holds live cells whose expiries move 1d earlier under DefaultExpiration(48h0m0s), written under maxage=3d as a default (kept by a grace on a default of 2d, none moves)"},
+		{ttl.OneSecond(), policy.Loss{Kind: policy.LossExpired, Rows: 1, From: tm("2030-04-28T09:00:00.001Z"), Until: tm("2030-04-30T09:00:00Z"), Age: 48 * h, Expiries: true},
+			"1 row holds cells stamped 2030-04-28T09:00:00.001Z to 2030-04-30T09:00:00.000Z, which OneSecond() reads as expired and maxage=2d keeps stored: GC deletes them at once; written under maxage=2d as a default, they are live cells, hidden at once; kept by a grace, they are lost to a sweep that has not read them"},
+		{ttl.OneSecond(), policy.Loss{Kind: policy.LossSooner, Rows: 1, Age: 48 * h, Shift: 48 * h},
+			"1 row holds live cells whose expiries OneSecond() keeps: GC deletes each 2d sooner once expired (maxage=2d, a grace, taken off)"},
+		{ttl.Grace(ttl.DefaultExpiration(48*h), 2*h), policy.Loss{Kind: policy.LossEarlier, Rows: 1, Age: 49 * h, Shift: h},
+			"1 row holds live cells whose expiries move 1h earlier under Grace(DefaultExpiration(48h0m0s), 2h0m0s), written under maxage=49h as a default (kept by a grace on a default of 2d, none moves)"},
+		{ttl.DefaultExpiration(48 * h), policy.Loss{Kind: policy.LossExpired, Rows: 1, Until: tm("2030-04-28T09:00:00Z")},
+			"1 row holds cells stamped up to 2030-04-28T09:00:00.000Z, which would expire at once under DefaultExpiration(48h0m0s)"},
+		{ttl.Grace(ttl.OneSecond(), h), policy.Loss{Kind: policy.LossEntries, Rows: 2, From: tm("2030-04-29T09:00:00.001Z"), Until: tm("2030-04-30T08:00:00Z")},
+			"2 entries stamped 2030-04-29T09:00:00.001Z to 2030-04-30T08:00:00.000Z (each at the end of the second its cells expired in), which maxage=1h deletes at once: a sweep behind by more than that would no longer find their rows"},
+		{ttl.OneSecond(), policy.Loss{Kind: policy.LossKind(99), Rows: 1}, "1 row holds cells of LossKind(99)"},
+	} {
+		assert.Equal(t, tt.want, lossReason(family(tt.s), tt.loss), "%v", tt.loss.Kind)
+	}
 }
 
 // TestDescribeRead says what a read read, in each state.
@@ -162,7 +212,7 @@ func TestFlagValues(t *testing.T) {
 // TestRenderAuditPartial prints an audit whose scan stopped: every count
 // a lower bound.
 func TestRenderAuditPartial(t *testing.T) {
-	a, err := audit.New("t", renderNow, map[string]ttl.Strategy{"f": ttl.OneSecond()}, map[string]bigtable.GCPolicy{"f": bigtable.MaxAgePolicy(time.Second)}, true)
+	a, err := audit.NewReport("t", renderNow, map[string]ttl.Strategy{"f": ttl.OneSecond()}, map[string]bigtable.GCPolicy{"f": bigtable.MaxAgePolicy(time.Second)}, true)
 	require.NoError(t, err)
 	a.Families[0].Live = scan.Count{Cells: 2, Bytes: 40}
 	a.Read = scan.Stats{Shards: 4, ShardsRead: 1, Reads: 1}

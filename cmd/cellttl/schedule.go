@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -135,13 +136,18 @@ func ensureSchedule(ctx context.Context, c *config, admin *bigtable.AdminClient,
 		return code
 	}
 	progress := newProgress(c, stderr)
-	sched, serr := policy.EnsureSchedule(ctx, admin, c.table, c.schedule, client.Open(c.schedule), strategies, policy.Options{
-		Now:            c.clock(),
+	scanOpts := progress.options(c)
+	scanOpts.Now = c.clock()
+	schedTool, serr := policy.New(admin, nil, c.table, strategies, policy.Options{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
-		Scan:           progress.options(c),
+		Scan:           scanOpts,
 	})
+	var sched *policy.Plan
+	if serr == nil {
+		sched, serr = schedTool.EnsureSchedule(ctx, c.schedule, client.Open(c.schedule))
+	}
 	progress.end()
 	if c.format.json {
 		if err := printJSON(stdout, struct {
@@ -158,7 +164,7 @@ func ensureSchedule(ctx context.Context, c *config, admin *bigtable.AdminClient,
 		}
 	}
 	switch {
-	case errors.Is(serr, ttl.ErrDataLoss):
+	case errors.Is(serr, policy.ErrDataLoss):
 		fmt.Fprintf(stderr, "cellttl ensure: %s\n", flagWords.Replace(serr.Error()))
 		fmt.Fprintln(stderr, "cellttl ensure: the schedule was refused, nothing changed in it; run again with -allow-data-loss to accept the loss")
 		return exitMismatch
@@ -166,7 +172,7 @@ func ensureSchedule(ctx context.Context, c *config, admin *bigtable.AdminClient,
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", serr)
 		fmt.Fprintln(stderr, "cellttl ensure: the scan of the schedule did not finish: nothing was decided or changed in it, the counts above are partial")
 		return exitFailed
-	case errors.Is(serr, ttl.ErrFamilyMismatch):
+	case errors.Is(serr, policy.ErrFamilyMismatch):
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", serr)
 		return exitMismatch
 	case serr != nil:
@@ -181,17 +187,37 @@ func ensureSchedule(ctx context.Context, c *config, admin *bigtable.AdminClient,
 type scheduleCheck struct {
 	Table string `json:"table"`
 	policy.Status
-	mismatch error // wraps ttl.ErrFamilyMismatch, or nil
+	mismatch error // wraps policy.ErrFamilyMismatch, or nil
+}
+
+// MarshalJSON encodes the check as the schedule table's name followed by
+// its family's status, as policy.Status encodes it: {"table": …,
+// "family": …, "found": …}. Without it, the status's own MarshalJSON,
+// promoted, would leave the table out.
+func (s scheduleCheck) MarshalJSON() ([]byte, error) {
+	st, err := json.Marshal(s.Status)
+	if err != nil {
+		return nil, err
+	}
+	table, err := json.Marshal(s.Table)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(`{"table":`), table...)
+	if len(st) > 2 { // {} has no field to follow the table's
+		out = append(out, ',')
+	}
+	return append(out, st[1:]...), nil
 }
 
 // checkSchedule compares the schedule table with what the families need:
 // nil without -schedule, and an error that is not a mismatch.
-func checkSchedule(ctx context.Context, c *config, admin *bigtable.AdminClient, strategies map[string]ttl.Strategy) (*scheduleCheck, error) {
+func checkSchedule(ctx context.Context, c *config, tool *policy.Tool) (*scheduleCheck, error) {
 	if c.schedule == "" {
 		return nil, nil
 	}
-	st, err := policy.CheckSchedule(ctx, admin, c.table, c.schedule, strategies)
-	if err != nil && !errors.Is(err, ttl.ErrFamilyMismatch) {
+	st, err := tool.CheckSchedule(ctx, c.schedule)
+	if err != nil && !errors.Is(err, policy.ErrFamilyMismatch) {
 		return nil, err
 	}
 	return &scheduleCheck{Table: c.schedule, Status: st, mismatch: err}, nil
@@ -221,6 +247,6 @@ func renderScheduleCheck(w io.Writer, table string, s *scheduleCheck) {
 	fmt.Fprintf(w, "schedule table %q of table %q\n", s.Table, table)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAMILY\tSTRATEGY\tFOUND\tWANT\tSTATUS")
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Family, s.Strategy, s.Found+kindNote(s.Type), s.Want+kindNote(s.WantType), status)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Family, s.Strategy, policy.Describe(s.Found)+kindNote(s.Type), policy.Describe(s.Want)+kindNote(s.WantType), status)
 	tw.Flush()
 }

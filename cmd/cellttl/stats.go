@@ -76,17 +76,29 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	report, err := audit.Table(ctx, admin, c.table, client.Open(c.table), strategies, audit.Options{
-		Now:        c.clock(),
+	scanOpts := progress.options(c)
+	scanOpts.Now = c.clock()
+	auditor, err := audit.New(admin, client.Open(c.table), c.table, strategies, audit.Options{
 		Values:     c.values,
 		AllBuckets: c.allBuckets,
-		Scan:       progress.options(c),
+		Scan:       scanOpts,
 	})
+	if err != nil {
+		progress.end()
+		return fail(stderr, "stats", err)
+	}
+	report, err := auditor.Run(ctx)
 	progress.end()
 	if report == nil {
 		return fail(stderr, "stats", err)
 	}
-	if code := printReport(c, stdout, stderr, "stats", report, renderAudit); code != exitOK {
+	return printStats(c, stdout, stderr, report, renderAudit, err)
+}
+
+// printStats prints what stats counted, then err, if the scan did not
+// finish, saying that the counts printed are partial.
+func printStats[R any](c *config, stdout, stderr io.Writer, report R, render func(io.Writer, R), err error) int {
+	if code := printReport(c, stdout, stderr, "stats", report, render); code != exitOK {
 		return code
 	}
 	if err != nil {

@@ -51,13 +51,7 @@ type dueBucket struct {
 
 // MarshalJSON leaves an open end out.
 func (b dueBucket) MarshalJSON() ([]byte, error) {
-	var from, until *time.Time
-	if !b.From.IsZero() {
-		from = &b.From
-	}
-	if !b.Until.IsZero() {
-		until = &b.Until
-	}
+	from, until := text.OpenEnds(b.From, b.Until)
 	return json.Marshal(struct {
 		From    *time.Time `json:"from,omitempty"`
 		Until   *time.Time `json:"until,omitempty"`
@@ -122,7 +116,11 @@ func runStatsSchedule(ctx context.Context, c *config, strategies map[string]ttl.
 		}
 		return fail(stderr, "stats", err)
 	}
-	policies, err := policy.Policies(ctx, admin, c.schedule)
+	tool, err := policy.New(admin, nil, c.schedule, nil, policy.Options{})
+	if err != nil {
+		return fail(stderr, "stats", err)
+	}
+	policies, err := tool.Policies(ctx)
 	if err != nil {
 		return fail(stderr, "stats", err)
 	}
@@ -135,15 +133,7 @@ func runStatsSchedule(ctx context.Context, c *config, strategies map[string]ttl.
 	progress := newProgress(c, stderr)
 	err = st.count(ctx, client.Open(c.schedule), progress.options(c), c.allBuckets)
 	progress.end()
-	if code := printReport(c, stdout, stderr, "stats", st, renderScheduleStats); code != exitOK {
-		return code
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "cellttl stats: %v\n", err)
-		fmt.Fprintln(stderr, "cellttl stats: the scan did not finish: the counts above are partial")
-		return exitFailed
-	}
-	return exitOK
+	return printStats(c, stdout, stderr, st, renderScheduleStats, err)
 }
 
 // count reads the schedule's entries, one cell a row, and counts them.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
 )
@@ -169,7 +170,7 @@ func (o *sweepOutput) status() int {
 	switch {
 	case errors.Is(o.err, ttl.ErrInvalidOption) || errors.Is(o.err, ttl.ErrInvalidStrategy):
 		return exitUsage
-	case errors.Is(o.err, ttl.ErrFamilyMismatch):
+	case errors.Is(o.err, policy.ErrFamilyMismatch):
 		fmt.Fprintln(o.stderr, `cellttl sweep: "cellttl ensure -apply" creates the families with the policies their strategies need`)
 		if o.c.schedule != "" {
 			fmt.Fprintf(o.stderr, "cellttl sweep: \"cellttl ensure -schedule %s -apply\" sets up the schedule table's policy\n", o.c.schedule)

@@ -138,16 +138,12 @@ func loadCmd(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) func() err
 	}
 }
 
-// sleep waits d or until ctx ends.
+// sleep waits d or until ctx ends, and returns ctx's error if it ended.
 func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	wait, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	<-wait.Done()
+	return ctx.Err()
 }
 
 // A stamped is one line of the events file: an event line of the sweep's

@@ -52,12 +52,7 @@ func defaultFigure() ([]byte, error) {
 		cv.text(20, y+17, style{fill: colMuted}, "ts = "+rel(c.stamp))
 		cv.text(20, y+32, style{fill: colMuted}, "expiry = "+rel(c.expiry))
 
-		cv.line(scale.x0, mid, xw, mid, "#9e9e9e", 1.5, "2 4")
-		cv.text((scale.x0+xw)/2, mid-5, style{fill: colMuted, italic: true, anchor: "middle", size: 11}, "no cell yet")
-		cv.rect(xw, y, xe-xw, barH, colLive)
-		cv.rect(xe, y, xg-xe, barH, colHidden)
-		cv.rect(xg, y, scale.x1-xg, barH, "url(#gc)")
-		cv.goesOn(scale.x1, mid)
+		cv.cellBar(scale.x0, xw, xe, xg, scale.x1, y, barH, "no cell yet", mid-5)
 		if live := "reads return it"; xe-xw > textWidth(live, fontSize)*1.2+16 {
 			cv.text((xw+xe)/2, mid+4, style{fill: "#ffffff", bold: true, anchor: "middle"}, live)
 		} else {

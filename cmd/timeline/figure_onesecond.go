@@ -50,12 +50,7 @@ func oneSecondFigure() ([]byte, error) {
 
 	cv.text(20, mid-2, style{bold: true}, "Set(…, "+name+")")
 	cv.text(20, mid+13, style{fill: colMuted}, "at "+hhmm(c.written))
-	cv.line(full.x0, mid, xw, mid, "#9e9e9e", 1.5, "2 4")
-	cv.text((full.x0+xw)/2, mid-8, style{fill: colMuted, italic: true, anchor: "middle", size: 11}, "no cell")
-	cv.rect(xw, barY, xe-xw, barH, colLive)
-	cv.rect(xe, barY, xg-xe, barH, colHidden)
-	cv.rect(xg, barY, full.x1-xg, barH, "url(#gc)")
-	cv.goesOn(full.x1, mid)
+	cv.cellBar(full.x0, xw, xe, xg, full.x1, barY, barH, "no cell", mid-8)
 	cv.text((xw+xe)/2, mid+4, style{fill: "#ffffff", bold: true, anchor: "middle"}, "reads return it")
 	cv.chip((xg+full.x1)/2, mid+4, style{fill: colGC, bold: true, anchor: "middle"}, "GC may remove it")
 	cv.writeMark(xw, barY-14, barY+barH+4)

@@ -102,6 +102,20 @@ func (c *canvas) arrow(x1, y1, x2, y2 float64) {
 		num(x1), num(y1), num(x2), num(y2), colWrite)
 }
 
+// cellBar draws one cell's life on a timeline from x0 to x1: a dashed
+// line labelled empty (at labelY) before its write at xw, then live until
+// its expiry at xe, hidden until GC may remove it at xg, and collectable
+// on, in a bar from y to y+h.
+func (c *canvas) cellBar(x0, xw, xe, xg, x1, y, h float64, empty string, labelY float64) {
+	barH, mid := h, y+h/2
+	c.line(x0, mid, xw, mid, "#9e9e9e", 1.5, "2 4")
+	c.text((x0+xw)/2, labelY, style{fill: colMuted, italic: true, anchor: "middle", size: 11}, empty)
+	c.rect(xw, y, xe-xw, barH, colLive)
+	c.rect(xe, y, xg-xe, barH, colHidden)
+	c.rect(xg, y, x1-xg, barH, "url(#gc)")
+	c.goesOn(x1, mid)
+}
+
 // goesOn marks a span that goes on past the right edge at (x, y): a
 // triangle in the GC colour.
 func (c *canvas) goesOn(x, y float64) {

@@ -3,7 +3,7 @@
 // Bigtable with one blind write and two reads per request.
 //
 // Each user's row holds two counters of the family "hits", a ttl.Counter
-// family that policy.Ensure creates as an aggregate of int64 sums: the
+// family that policy.Tool.Ensure creates as an aggregate of int64 sums: the
 // column "minute" counts in windows of 10 seconds, and the limit is the
 // sum of the last 6 of them; the column "day" counts in windows of a day,
 // from midnight UTC, and the quota is the sum of the current one. Every
@@ -34,7 +34,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -89,11 +88,7 @@ var (
 func main() {
 	target := btenv.RegisterFlags(flag.CommandLine)
 	flag.Parse()
-	// Day 1 of the simulated clock is tomorrow (UTC): every cell's
-	// timestamp, its expiry, is then in the future of the real clock, by
-	// which the emulator's garbage collection judges them.
-	day1 := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-	if err := run(os.Stdout, *target, day1); err != nil {
+	if err := run(os.Stdout, *target, btenv.Tomorrow()); err != nil {
 		fmt.Fprintln(os.Stderr, "ratelimit:", err)
 		os.Exit(1)
 	}
@@ -107,7 +102,7 @@ func run(out io.Writer, target btenv.Target, day1 time.Time) (err error) {
 
 	// The table is opened without families, since btenv would create a
 	// plain family (and a family's kind of cell cannot be changed once
-	// created): policy.Ensure creates the counter family, as an aggregate.
+	// created): policy.Tool.Ensure creates the counter family, as an aggregate.
 	// btenv refuses a table with a family it was not given, so the table
 	// is deleted at the end, for the next run.
 	env, err := btenv.Open(ctx, target, "ratelimit", nil)
@@ -115,15 +110,7 @@ func run(out io.Writer, target btenv.Target, day1 time.Time) (err error) {
 		return err
 	}
 	defer env.Close()
-	defer func() {
-		if derr := env.Admin.DeleteTable(ctx, env.Name); derr != nil {
-			err = errors.Join(err, fmt.Errorf("deleting table %s: %w", env.Name, derr))
-			return
-		}
-		if err == nil {
-			fmt.Fprintf(out, "\nTable %s deleted.\n", env.Name)
-		}
-	}()
+	defer env.DeleteTable(ctx, out, &err)
 	fmt.Fprintf(out, "Table %s on %s\n", env.Name, env.Where)
 	families := map[string]ttl.Strategy{family: strategy}
 	if err := ensure(ctx, out, env, families); err != nil {
@@ -139,24 +126,28 @@ func run(out io.Writer, target btenv.Target, day1 time.Time) (err error) {
 	return l.tell(ctx)
 }
 
-// ensure creates the counter family with policy.Ensure and checks it with
-// policy.Check, printing what each says.
+// ensure creates the counter family with policy.Tool.Ensure and checks it
+// with policy.Tool.Check, printing what each says.
 func ensure(ctx context.Context, out io.Writer, env *btenv.Env, families map[string]ttl.Strategy) error {
-	plan, err := policy.Ensure(ctx, env.Admin, env.Name, env.Table, families, policy.Options{})
+	tool, err := policy.New(env.Admin, env.Table, env.Name, families, policy.Options{})
+	if err != nil {
+		return err
+	}
+	plan, err := tool.Ensure(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "policy.Ensure: %v\n", plan)
 	for _, f := range plan.Families {
 		fmt.Fprintf(out, "  family %q (%s): %s, with %s and %s cells (an aggregate of int64 sums), done: %v\n",
-			f.Family, f.Strategy, f.Action, f.Want, f.WantType, f.Done)
+			f.Family, f.Strategy, f.Action, policy.Describe(f.Want), policy.DescribeType(f.WantType), f.Done)
 	}
-	statuses, err := policy.Check(ctx, env.Admin, env.Name, families)
+	statuses, err := tool.Check(ctx)
 	if err != nil {
 		return err
 	}
 	for _, s := range statuses {
-		fmt.Fprintf(out, "policy.Check: %s; its cells: %s\n", s, s.Type)
+		fmt.Fprintf(out, "policy.Check: %s; its cells: %s\n", s, policy.DescribeType(s.Type))
 	}
 	return nil
 }

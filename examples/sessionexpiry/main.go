@@ -2,7 +2,7 @@
 // consumer that logs "session … expired" once for each, from a sweep.
 //
 // Six sessions are saved for five minutes at 09:00 of a simulated clock,
-// in the family "sess", which policy.Ensure creates for
+// in the family "sess", which policy.Tool.Ensure creates for
 // ttl.Grace(ttl.OneSecond(), 1h): each cell's timestamp is its expiry,
 // and GC keeps expired cells an hour longer, for the sweep to find. Then
 // the clock moves on a minute at a time. Alice leaves her session alone;
@@ -44,7 +44,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,6 +53,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/examples/internal/btenv"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/scan"
 )
 
 // The sessions' family and column: one cell per session, its token.
@@ -74,11 +74,7 @@ var strategy = ttl.Grace(ttl.OneSecond(), grace)
 func main() {
 	target := btenv.RegisterFlags(flag.CommandLine)
 	flag.Parse()
-	// The simulated day is tomorrow (UTC): every cell's timestamp, its
-	// expiry, is then in the future of the real clock, by which the
-	// emulator's garbage collection judges them.
-	day := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-	if err := run(os.Stdout, *target, day); err != nil {
+	if err := run(os.Stdout, *target, btenv.Tomorrow()); err != nil {
 		fmt.Fprintln(os.Stderr, "sessionexpiry:", err)
 		os.Exit(1)
 	}
@@ -90,7 +86,7 @@ func run(out io.Writer, target btenv.Target, day time.Time) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	// The table is opened without families, since policy.Ensure creates
+	// The table is opened without families, since policy.Tool.Ensure creates
 	// the family; btenv refuses a table with a family it was not given,
 	// so tell deletes the table at the end, for the next run.
 	env, err := btenv.Open(ctx, target, "sessionexpiry", nil)
@@ -101,29 +97,25 @@ func run(out io.Writer, target btenv.Target, day time.Time) error {
 	return tell(ctx, out, env, day.Add(9*time.Hour))
 }
 
-// tell creates the sessions' family in env's table with policy.Ensure,
+// tell creates the sessions' family in env's table with policy.Tool.Ensure,
 // tells the story from t0 on the simulated clock, and deletes the table.
 func tell(ctx context.Context, out io.Writer, env *btenv.Env, t0 time.Time) (err error) {
-	defer func() {
-		if derr := env.Admin.DeleteTable(ctx, env.Name); derr != nil {
-			err = errors.Join(err, fmt.Errorf("deleting table %s: %w", env.Name, derr))
-			return
-		}
-		if err == nil {
-			fmt.Fprintf(out, "\nTable %s deleted.\n", env.Name)
-		}
-	}()
+	defer env.DeleteTable(ctx, out, &err)
 	fmt.Fprintf(out, "Table %s on %s\n", env.Name, env.Where)
 
 	clock := btenv.NewClock(t0)
 	families := map[string]ttl.Strategy{family: strategy}
-	plan, err := policy.Ensure(ctx, env.Admin, env.Name, env.Table, families, policy.Options{Now: clock.Now})
+	tool, err := policy.New(env.Admin, env.Table, env.Name, families, policy.Options{Scan: scan.Options{Now: clock.Now}})
+	if err != nil {
+		return err
+	}
+	plan, err := tool.Ensure(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "policy.Ensure: %v\n", plan)
 	for _, f := range plan.Families {
-		fmt.Fprintf(out, "  family %q (%s): %s, with GC policy %s, done: %v\n", f.Family, f.Strategy, f.Action, f.Want, f.Done)
+		fmt.Fprintf(out, "  family %q (%s): %s, with GC policy %s, done: %v\n", f.Family, f.Strategy, f.Action, policy.Describe(f.Want), f.Done)
 	}
 
 	tbl, err := ttl.NewTable(env.Table, families, ttl.WithClock(clock.Now))

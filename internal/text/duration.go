@@ -35,3 +35,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// OpenEnds returns a span's bounds as JSON writes them: a zero bound is
+// an open end, nil, which a field tagged omitempty leaves out rather than
+// writing the zero time.
+func OpenEnds(from, until time.Time) (*time.Time, *time.Time) {
+	var f, u *time.Time
+	if !from.IsZero() {
+		f = &from
+	}
+	if !until.IsZero() {
+		u = &until
+	}
+	return f, u
+}

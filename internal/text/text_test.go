@@ -85,3 +85,18 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenEnds checks that a zero bound becomes an open end (nil) and any
+// other is kept, so that JSON leaves out only the open ends.
+func TestOpenEnds(t *testing.T) {
+	at := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ from, until time.Time }{{}, {at, time.Time{}}, {time.Time{}, at}, {at, at.Add(time.Hour)}} {
+		f, u := OpenEnds(c.from, c.until)
+		if (f == nil) != c.from.IsZero() || f != nil && !f.Equal(c.from) {
+			t.Errorf("OpenEnds(%v, %v): from %v", c.from, c.until, f)
+		}
+		if (u == nil) != c.until.IsZero() || u != nil && !u.Equal(c.until) {
+			t.Errorf("OpenEnds(%v, %v): until %v", c.from, c.until, u)
+		}
+	}
+}

@@ -180,8 +180,8 @@ func (r *Report) Losses() []Finding {
 // and, when instance is not "", its instance is the instance (the last
 // part of a path such as projects/p/instances/i).
 //
-// The error wraps ttl.ErrDataLoss when a finding destroys data, and lists
-// them; ttl.ErrFamilyMismatch when a finding is another mismatch; nil
+// The error wraps policy.ErrDataLoss when a finding destroys data, and lists
+// them; policy.ErrFamilyMismatch when a finding is another mismatch; nil
 // when every family matches, or is left alone. Input that is not a plan or
 // state is refused with ErrNotTerraform (and ttl.ErrInvalidOption), and
 // families ttl.NewTable would refuse with ttl.ErrInvalidStrategy.
@@ -240,9 +240,9 @@ func (r *Report) err() error {
 	}
 	switch {
 	case len(lost) > 0:
-		return fmt.Errorf("%w: table %q: the Terraform %s: %s", ttl.ErrDataLoss, r.Table, what, strings.Join(lost, "; "))
+		return fmt.Errorf("%w: table %q: the Terraform %s: %s", policy.ErrDataLoss, r.Table, what, strings.Join(lost, "; "))
 	case len(other) > 0:
-		return fmt.Errorf("%w: table %q: the Terraform %s: %s", ttl.ErrFamilyMismatch, r.Table, what, strings.Join(other, "; "))
+		return fmt.Errorf("%w: table %q: the Terraform %s: %s", policy.ErrFamilyMismatch, r.Table, what, strings.Join(other, "; "))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/policy"
 )
 
 // check runs Check on a file of testdata/show.
@@ -44,7 +45,7 @@ func kinds(r *Report) []string {
 func TestCheckStateShrink(t *testing.T) {
 	r, err := check(t, "state-shrink.json")
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, ttl.ErrDataLoss), err)
+	assert.True(t, errors.Is(err, policy.ErrDataLoss), err)
 	assert.False(t, r.Plan)
 	assert.Equal(t, []string{
 		"clicks module.bigtable.google_bigtable_gc_policy.events_clicks shorter-age",
@@ -76,7 +77,7 @@ func TestCheckStateShrink(t *testing.T) {
 func TestCheckPlan(t *testing.T) {
 	r, err := check(t, "plan-shrink.json")
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, ttl.ErrDataLoss), err)
+	assert.True(t, errors.Is(err, policy.ErrDataLoss), err)
 	assert.True(t, r.Plan)
 	assert.Equal(t, []string{
 		"clicks google_bigtable_gc_policy.events_clicks shorter-age",
@@ -94,7 +95,7 @@ func TestCheckPlan(t *testing.T) {
 	assert.Contains(t, err.Error(), "the Terraform plan")
 
 	r, err = check(t, "plan-destroy.json")
-	assert.True(t, errors.Is(err, ttl.ErrDataLoss), err)
+	assert.True(t, errors.Is(err, policy.ErrDataLoss), err)
 	assert.Equal(t, []string{
 		"clicks google_bigtable_gc_policy.events_clicks abandoned",
 		"clicks google_bigtable_table.events table-deleted",
@@ -184,8 +185,8 @@ func TestCheckRefused(t *testing.T) {
 }
 
 // TestCheckMismatch checks a state whose only findings are mismatches
-// that lose nothing: the error wraps ttl.ErrFamilyMismatch, not
-// ttl.ErrDataLoss; and a resource the provider refuses.
+// that lose nothing: the error wraps policy.ErrFamilyMismatch, not
+// policy.ErrDataLoss; and a resource the provider refuses.
 func TestCheckMismatch(t *testing.T) {
 	state := `{"format_version": "1.0", "values": {"root_module": {"resources": [
 	  {"address": "a.x", "mode": "managed", "type": "google_bigtable_gc_policy", "values": {"table": "events", "column_family": "clicks", "max_age": [{"days": 30}]}},
@@ -195,8 +196,8 @@ func TestCheckMismatch(t *testing.T) {
 	]}}}`
 	r, err := Check(strings.NewReader(state), "", "events", five())
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, ttl.ErrFamilyMismatch), err)
-	assert.False(t, errors.Is(err, ttl.ErrDataLoss), err)
+	assert.True(t, errors.Is(err, policy.ErrFamilyMismatch), err)
+	assert.False(t, errors.Is(err, policy.ErrDataLoss), err)
 	assert.Equal(t, []string{
 		"clicks a.x differs", "clicks a.z invalid", "hits unmanaged", "hits a.z not-in-table", "seq a.y invalid",
 		"seq a.z not-in-table", "sess unmanaged", "sess a.z not-in-table", "swept unmanaged", "swept a.z not-in-table",
@@ -218,7 +219,7 @@ func TestCheckUnknownTable(t *testing.T) {
 	  {"address": "t.y", "mode": "managed", "type": "google_bigtable_table",
 	  "change": {"actions": ["delete"], "before": {"name": "events", "deletion_policy": "ABANDON"}, "after": null}}]}`
 	r, err := Check(strings.NewReader(plan), "i", "events", map[string]ttl.Strategy{"clicks": ttl.OneSecond()})
-	assert.True(t, errors.Is(err, ttl.ErrFamilyMismatch), err)
+	assert.True(t, errors.Is(err, policy.ErrFamilyMismatch), err)
 	assert.Equal(t, []string{"g.x unknown", "clicks unmanaged", "clicks t.x unknown"}, kinds(r))
 	assert.Equal(t, "unknown family: g.x: its table or column family is known only after apply", r.Findings[0].String())
 }

@@ -1,7 +1,10 @@
-// Package terraform writes the google_bigtable_gc_policy resources that a
-// table's managed families need, and reads a Terraform plan or state
-// (terraform show -json) to find where Terraform would set a GC policy, or
-// do anything else, that destroys their data.
+// Package terraform writes and checks the Terraform that sets the GC policies of a table's managed families.
+//
+// GCPolicies writes the google_bigtable_gc_policy resources that the
+// families need. Check reads a Terraform plan or state (terraform show
+// -json) to find where Terraform would set a GC policy, or do anything
+// else, that destroys their data (policy.ErrDataLoss) or leaves a family
+// other than its strategy needs (policy.ErrFamilyMismatch).
 package terraform
 
 import (
@@ -60,7 +63,7 @@ const (
 // google_bigtable_table resource must hold.
 //
 // Teams that manage GC policies with Terraform must hold these in their
-// configuration: a policy set by policy.Ensure that Terraform does not know
+// configuration: a policy set by policy.Tool.Ensure that Terraform does not know
 // is put back to Terraform's at the next terraform apply, which for a
 // OneSecond family, say, destroys data. The resources are those of the
 // Google provider (hashicorp/google) as of v7.45.0: testdata/provider-schema.md
@@ -223,7 +226,7 @@ func ruleHCL(p bigtable.GCPolicy) hclRule {
 	}
 	// The provider joins max_age and max_version in that order: the other
 	// order would come back as another policy (which Check and
-	// policy.Check, comparing spellings, would call a mismatch).
+	// policy.Tool.Check, comparing spellings, would call a mismatch).
 	if len(children) == 2 {
 		_, age := children[0].(bigtable.MaxAgeGCPolicy)
 		_, versions := children[1].(bigtable.MaxVersionsGCPolicy)

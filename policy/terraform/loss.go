@@ -13,7 +13,7 @@ import (
 )
 
 // The data-loss rules of a policy Terraform would set, judged without the
-// data: policy.Ensure's rules (see policy.Loss) for any cell a family of
+// data: policy.Tool.Ensure's rules (see policy.Loss) for any cell a family of
 // the strategy may hold. A rule of the policy loses data when it deletes
 // a cell its strategy keeps live:
 //

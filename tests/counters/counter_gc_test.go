@@ -62,7 +62,11 @@ func TestCounterGC(t *testing.T) {
 	// GC deletes the cells stamped before now − MaxAge: a window from its
 	// expiry plus MaxAge less the offset on.
 	gcAfter := map[string]time.Duration{"hits": time.Second, "clicks": 0}
-	if _, err := policy.Ensure(ctx, e.Admin, "gc", e.Client.Open("gc"), fams, policy.Options{}); err != nil {
+	tool, err := policy.New(e.Admin, e.Client.Open("gc"), "gc", fams, policy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
 	raw := e.Client.Open("gc")

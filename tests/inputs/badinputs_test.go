@@ -240,8 +240,8 @@ var sentinelNames = map[error]string{
 	ttl.ErrInvalidStrategy: "ErrInvalidStrategy", ttl.ErrInvalidOption: "ErrInvalidOption",
 	ttl.ErrUnknownFamily: "ErrUnknownFamily", ttl.ErrInvalidMutation: "ErrInvalidMutation",
 	ttl.ErrReservedColumn: "ErrReservedColumn", ttl.ErrServerTimestamp: "ErrServerTimestamp",
-	ttl.ErrFamilyMismatch: "ErrFamilyMismatch", ttl.ErrDataLoss: "ErrDataLoss", ttl.ErrNilArgument: "ErrNilArgument",
-	ttl.ErrConflict: "ErrConflict", ttl.ErrRenewal: "ErrRenewal", ttl.ErrCounter: "ErrCounter",
+	ttl.ErrNilArgument: "ErrNilArgument",
+	ttl.ErrConflict:    "ErrConflict", ttl.ErrRenewal: "ErrRenewal", ttl.ErrCounter: "ErrCounter",
 	ttl.ErrTransactionNotAllowed: "ErrTransactionNotAllowed",
 }
 

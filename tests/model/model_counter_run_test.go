@@ -41,7 +41,11 @@ func ctrRun(t testing.TB, e *emulator.Emulator, v ctrVariant, name string, seg c
 	t.Helper()
 	ctx := context.Background()
 	fams := ctrStrategies()
-	if _, err := policy.Ensure(ctx, e.Admin, name, e.Client.Open(name), fams, policy.Options{}); err != nil {
+	tool, err := policy.New(e.Admin, e.Client.Open(name), name, fams, policy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
@@ -51,7 +55,6 @@ func ctrRun(t testing.TB, e *emulator.Emulator, v ctrVariant, name string, seg c
 	}()
 	r := &ctrRunner{raw: e.Client.Open(name), clock: newClock(seg.start), aheadClock: newClock(seg.start),
 		m: newCtrModel(v, seg.start), muts: map[*ctrMut]*ttl.Mutation{}, st: st}
-	var err error
 	if r.tbl, err = ttl.NewTable(r.raw, fams, v.options(r.clock.Now)...); err != nil {
 		t.Fatal(err)
 	}
@@ -244,16 +247,20 @@ func (r *ctrRunner) step(o ctrOp) string {
 // of int64 sums for the counters (policy.Check), and the GC policy each
 // strategy needs, which the GC steps apply.
 func (r *ctrRunner) policies(ctx context.Context, admin *bigtable.AdminClient, table string) string {
-	statuses, err := policy.Check(ctx, admin, table, ctrStrategies())
+	tool, err := policy.New(admin, nil, table, ctrStrategies(), policy.Options{})
+	if err != nil {
+		return err.Error()
+	}
+	statuses, err := tool.Check(ctx)
 	if err != nil {
 		return fmt.Sprintf("policy.Check after policy.Ensure: %v", err)
 	}
 	for _, s := range statuses {
-		if want := map[bool]string{true: "counter", false: "plain"}[ctrFamilyNamed(s.Family).counter]; s.Type != want {
-			return fmt.Sprintf("family %q is a %s family, want %s", s.Family, s.Type, want)
+		if want := map[bool]string{true: "counter", false: "plain"}[ctrFamilyNamed(s.Family).counter]; policy.DescribeType(s.Type) != want {
+			return fmt.Sprintf("family %q is a %s family, want %s", s.Family, policy.DescribeType(s.Type), want)
 		}
 	}
-	found, err := policy.Policies(ctx, admin, table)
+	found, err := tool.Policies(ctx)
 	if err != nil {
 		return err.Error()
 	}

@@ -12,8 +12,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
+	"time"
 
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/grpc/codes"
@@ -191,6 +193,27 @@ func (e *Env) DeleteRows(ctx context.Context, rows ...string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// DeleteTable deletes the example's table at the end of a run that
+// created its families itself (Open refuses a table with a family it was
+// not given, so the next run needs it gone): deferred as
+// defer env.DeleteTable(ctx, out, &err), it joins a failure into *err
+// and, when the run succeeded, says on out that the table is gone.
+func (e *Env) DeleteTable(ctx context.Context, out io.Writer, err *error) {
+	if derr := e.Admin.DeleteTable(ctx, e.Name); derr != nil {
+		*err = errors.Join(*err, fmt.Errorf("deleting table %s: %w", e.Name, derr))
+		return
+	}
+	if *err == nil {
+		fmt.Fprintf(out, "\nTable %s deleted.\n", e.Name)
+	}
+}
+
+// Tomorrow is the next midnight UTC: the first day of an example's
+// simulated clock, so that every cell's timestamp, its expiry, is in the
+// future of the real clock, by which the emulator's garbage collection
+// judges them.
+func Tomorrow() time.Time { return time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour) }
 
 // Close closes the clients and stops the in-process emulator, if any. It
 // returns the first error.

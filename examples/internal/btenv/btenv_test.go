@@ -262,3 +262,51 @@ func TestRegisterFlags(t *testing.T) {
 		t.Errorf("target %+v, want p and i", *target)
 	}
 }
+
+// TestDeleteTable checks the end of a run that created its own families:
+// the table is deleted and said so after a success, deleted silently after
+// a failure (whose error stands), and a failed deletion joins the run's
+// error, naming the table.
+func TestDeleteTable(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
+	for _, runErr := range []error{nil, errors.New("the run failed")} {
+		env, err := Open(ctx, Target{}, "drop", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		err = runErr
+		env.DeleteTable(ctx, &out, &err)
+		if err != runErr {
+			t.Errorf("run error %v: DeleteTable made it %v", runErr, err)
+		}
+		want := "\nTable cellttl-example-drop deleted.\n"
+		if runErr != nil {
+			want = ""
+		}
+		if out.String() != want {
+			t.Errorf("run error %v: printed %q, want %q", runErr, out.String(), want)
+		}
+		if _, err := env.Admin.TableInfo(ctx, env.Name); status.Code(err) != codes.NotFound {
+			t.Errorf("run error %v: the table is still there (TableInfo: %v)", runErr, err)
+		}
+		// Deleting it again fails: the failure is joined to the run's.
+		err = nil
+		env.DeleteTable(ctx, &out, &err)
+		if err == nil || !strings.Contains(err.Error(), "deleting table cellttl-example-drop") {
+			t.Errorf("a second DeleteTable: error %v, want one naming the table", err)
+		}
+		env.Close()
+	}
+}
+
+// TestTomorrow checks that an example's simulated day is the next
+// midnight UTC.
+func TestTomorrow(t *testing.T) {
+	before := time.Now().UTC()
+	got := Tomorrow()
+	if got.Location() != time.UTC || got.Truncate(24*time.Hour) != got || !got.After(before) || got.Sub(before) > 24*time.Hour {
+		t.Errorf("Tomorrow() = %v at %v: want the next midnight UTC", got, before)
+	}
+}

@@ -1,4 +1,4 @@
-module github.com/cellttl/ttl/pubsub
+module github.com/cellttl/ttl/pubsubsink
 
 go 1.26.0
 

@@ -1,4 +1,4 @@
-package pubsub_test
+package pubsubsink_test
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	ttlpubsub "github.com/cellttl/ttl/pubsub"
+	"github.com/cellttl/ttl/pubsubsink"
 	"github.com/cellttl/ttl/sweep"
 )
 
 // A sweep's events published to a topic, on the in-process Pub/Sub fake:
 // a sweep (see package sweep) calls deliver with each batch.
-func ExampleDeliver() {
+func ExampleNew() {
 	ctx := context.Background()
 	srv := pstest.NewServer()
 	defer srv.Close()
@@ -42,7 +42,7 @@ func ExampleDeliver() {
 	publisher := client.Publisher("expired")
 	defer publisher.Stop()
 	publisher.EnableMessageOrdering = true
-	deliver, err := ttlpubsub.Deliver(publisher, ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	deliver, err := pubsubsink.New(publisher, pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -61,9 +61,9 @@ func ExampleDeliver() {
 	}
 	missing := client.Publisher("missing")
 	defer missing.Stop()
-	deliver, _ = ttlpubsub.Deliver(missing, ttlpubsub.Options{})
+	deliver, _ = pubsubsink.New(missing, pubsubsink.Options{})
 	err = deliver(ctx, []sweep.Event{{Kind: sweep.Cell, Table: "sessions", Row: "user#2"}})
-	fmt.Println(errors.Is(err, ttlpubsub.ErrNoTopic))
+	fmt.Println(errors.Is(err, pubsubsink.ErrNoTopic))
 	// Output:
 	// ordering key: user#1
 	// attributes: map[family:sess id:8fe267b673be3b83e3feddb8ea03b317 kind:row table:sessions]

@@ -1,4 +1,4 @@
-package pubsub_test
+package pubsubsink_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/policy"
-	ttlpubsub "github.com/cellttl/ttl/pubsub"
+	"github.com/cellttl/ttl/pubsubsink"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
@@ -55,7 +55,11 @@ func newBigtable(t *testing.T, table string, families map[string]ttl.Strategy) (
 		t.Fatal(err)
 	}
 	data := client.Open(table)
-	if _, err := policy.Ensure(ctx, admin, table, data, families, policy.Options{Now: func() time.Time { return base }}); err != nil {
+	tool, err := policy.New(admin, data, table, families, policy.Options{Scan: scan.Options{Now: func() time.Time { return base }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tool.Ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return admin, data
@@ -100,7 +104,7 @@ func TestSweepToPubSub(t *testing.T) {
 	}
 	srv, client := newFake(t)
 	publisher := createTopic(t, client, "expired", true)
-	toPubSub, err := ttlpubsub.Deliver(publisher, ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	toPubSub, err := pubsubsink.New(publisher, pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +127,7 @@ func TestSweepToPubSub(t *testing.T) {
 
 	c.Set(base.Add(time.Minute))
 	r, err := s.Once(ctx, deliver)
-	if !errors.Is(err, ttlpubsub.ErrNoTopic) {
+	if !errors.Is(err, pubsubsink.ErrNoTopic) {
 		t.Fatalf("Once with the topic deleted: %v, want ErrNoTopic", err)
 	}
 	if r == nil || r.Complete() {
@@ -221,7 +225,7 @@ func TestScheduledSweepToPubSub(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, client := newFake(t)
-	toPubSub, err := ttlpubsub.Deliver(createTopic(t, client, "expired", true), ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	toPubSub, err := pubsubsink.New(createTopic(t, client, "expired", true), pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +241,7 @@ func TestScheduledSweepToPubSub(t *testing.T) {
 
 	c.Set(base.Add(2 * time.Minute))
 	r, err := s.Once(ctx, deliver)
-	if !errors.Is(err, ttlpubsub.ErrNoTopic) || r == nil || r.Complete() {
+	if !errors.Is(err, pubsubsink.ErrNoTopic) || r == nil || r.Complete() {
 		t.Fatalf("Once with the topic deleted: %v, report %v; want ErrNoTopic, not complete", err, r)
 	}
 	if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topicName("expired")}); err != nil {

@@ -1,4 +1,4 @@
-package pubsub_test
+package pubsubsink_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
-	ttlpubsub "github.com/cellttl/ttl/pubsub"
+	"github.com/cellttl/ttl/pubsubsink"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -24,7 +24,7 @@ import (
 // are its ID, table, family and kind, without an ordering key.
 func TestDeliverPublishes(t *testing.T) {
 	srv, client := newFake(t)
-	deliver, err := ttlpubsub.Deliver(createTopic(t, client, "expired", false), ttlpubsub.Options{})
+	deliver, err := pubsubsink.New(createTopic(t, client, "expired", false), pubsubsink.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestDeliverPublishes(t *testing.T) {
 // keep their order.
 func TestDeliverByRow(t *testing.T) {
 	srv, client := newFake(t)
-	deliver, err := ttlpubsub.Deliver(createTopic(t, client, "ordered", true), ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	deliver, err := pubsubsink.New(createTopic(t, client, "ordered", true), pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,15 +131,15 @@ func TestDeliverRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    *pubsub.Publisher
-		opts ttlpubsub.Options
+		opts pubsubsink.Options
 		want error
 	}{
-		{"nil publisher", nil, ttlpubsub.Options{}, ttl.ErrNilArgument},
-		{"ordering not enabled", client.Publisher("t"), ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow}, ttl.ErrInvalidOption},
+		{"nil publisher", nil, pubsubsink.Options{}, ttl.ErrNilArgument},
+		{"ordering not enabled", client.Publisher("t"), pubsubsink.Options{OrderingKey: pubsubsink.ByRow}, ttl.ErrInvalidOption},
 	} {
-		deliver, err := ttlpubsub.Deliver(tc.p, tc.opts)
+		deliver, err := pubsubsink.New(tc.p, tc.opts)
 		if !errors.Is(err, tc.want) || deliver != nil {
-			t.Errorf("%s: Deliver = %v, %v, want nil, %v", tc.name, deliver != nil, err, tc.want)
+			t.Errorf("%s: New = %v, %v, want nil, %v", tc.name, deliver != nil, err, tc.want)
 		}
 	}
 }
@@ -150,15 +150,15 @@ func TestDeliverNoTopic(t *testing.T) {
 	_, client := newFake(t)
 	missing := client.Publisher("missing")
 	t.Cleanup(missing.Stop)
-	deliver, err := ttlpubsub.Deliver(missing, ttlpubsub.Options{})
+	deliver, err := pubsubsink.New(missing, pubsubsink.Options{})
 	if err != nil {
-		t.Fatalf("Deliver checks no topic: %v", err)
+		t.Fatalf("New checks no topic: %v", err)
 	}
 	err = deliver(ctx, events(2))
 	checkNoTopic(t, err, "missing", "2 of 2 events not published")
 
 	p := createTopic(t, client, "deleted", false)
-	deliver, err = ttlpubsub.Deliver(p, ttlpubsub.Options{})
+	deliver, err = pubsubsink.New(p, pubsubsink.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestDeliverNoTopic(t *testing.T) {
 // checkNoTopic checks that err reports topic id missing.
 func checkNoTopic(t *testing.T, err error, id, count string) {
 	t.Helper()
-	if !errors.Is(err, ttlpubsub.ErrNoTopic) {
+	if !errors.Is(err, pubsubsink.ErrNoTopic) {
 		t.Fatalf("deliver to a missing topic: %v, want ErrNoTopic", err)
 	}
 	if !strings.Contains(err.Error(), topicName(id)) || !strings.Contains(err.Error(), count) {
@@ -189,7 +189,7 @@ func checkNoTopic(t *testing.T, err error, id, count string) {
 // server's error and the topic's name.
 func TestDeliverFails(t *testing.T) {
 	_, client := newFake(t, pstest.WithErrorInjection("Publish", codes.PermissionDenied, "no publishing today"))
-	deliver, err := ttlpubsub.Deliver(createTopic(t, client, "refused", false), ttlpubsub.Options{})
+	deliver, err := pubsubsink.New(createTopic(t, client, "refused", false), pubsubsink.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestDeliverFails(t *testing.T) {
 	if err == nil {
 		t.Fatal("deliver succeeded, want the server's refusal")
 	}
-	if errors.Is(err, ttlpubsub.ErrNoTopic) {
+	if errors.Is(err, pubsubsink.ErrNoTopic) {
 		t.Errorf("%v: ErrNoTopic, for a topic that exists", err)
 	}
 	if status.Code(err) != codes.PermissionDenied {
@@ -217,11 +217,11 @@ func TestDeliverOversized(t *testing.T) {
 	srv, client := newFake(t)
 	p := createTopic(t, client, "big", true)
 	p.PublishSettings.CountThreshold = 1
-	deliver, err := ttlpubsub.Deliver(p, ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	deliver, err := pubsubsink.New(p, pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A failure outside the Deliver pauses row0's key.
+	// A failure outside the sink pauses row0's key.
 	big := bytes.Repeat([]byte("v"), 11<<20)
 	if _, err := p.Publish(ctx, &pubsub.Message{Data: big, OrderingKey: "row0"}).Get(ctx); err == nil {
 		t.Fatal("an 11 MB message was published")
@@ -249,7 +249,7 @@ func TestDeliverOversized(t *testing.T) {
 // with an ordering key, and publishes it when the sweep delivers it again.
 func TestDeliverResumesAfterServerFailure(t *testing.T) {
 	srv, client := newFake(t)
-	deliver, err := ttlpubsub.Deliver(createTopic(t, client, "flaky", true), ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	deliver, err := pubsubsink.New(createTopic(t, client, "flaky", true), pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		t.Fatal(err)
 	}

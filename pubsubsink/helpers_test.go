@@ -1,4 +1,4 @@
-package pubsub_test
+package pubsubsink_test
 
 import (
 	"context"

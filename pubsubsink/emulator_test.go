@@ -1,6 +1,6 @@
 //go:build unix
 
-package pubsub_test
+package pubsubsink_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/api/iterator"
 
-	ttlpubsub "github.com/cellttl/ttl/pubsub"
+	"github.com/cellttl/ttl/pubsubsink"
 	"github.com/cellttl/ttl/sweep"
 )
 
@@ -127,7 +127,7 @@ func TestGcloudEmulator(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	deliver, err := ttlpubsub.Deliver(publisher, ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow})
+	deliver, err := pubsubsink.New(publisher, pubsubsink.Options{OrderingKey: pubsubsink.ByRow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestGcloudEmulator(t *testing.T) {
 
 	missing := client.Publisher("missing")
 	t.Cleanup(missing.Stop)
-	deliver, err = ttlpubsub.Deliver(missing, ttlpubsub.Options{})
+	deliver, err = pubsubsink.New(missing, pubsubsink.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
-package pubsub_test
+package pubsubsink_test
 
 import (
 	"testing"
 	"time"
 
-	ttlpubsub "github.com/cellttl/ttl/pubsub"
+	"github.com/cellttl/ttl/pubsubsink"
 )
 
 // BenchmarkDeliver publishes batches of 1000 events, the sweep's default
@@ -15,15 +15,15 @@ import (
 func BenchmarkDeliver(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		opts ttlpubsub.Options
+		opts pubsubsink.Options
 	}{
-		{"unordered", ttlpubsub.Options{}},
-		{"by-row", ttlpubsub.Options{OrderingKey: ttlpubsub.ByRow}},
+		{"unordered", pubsubsink.Options{}},
+		{"by-row", pubsubsink.Options{OrderingKey: pubsubsink.ByRow}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			srv, client := newFake(b)
 			p := createTopic(b, client, "bench", bc.opts.OrderingKey != nil)
-			deliver, err := ttlpubsub.Deliver(p, bc.opts)
+			deliver, err := pubsubsink.New(p, bc.opts)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,15 +1,18 @@
-// Package pubsub publishes a sweep's events (package sweep) to a Google
-// Cloud Pub/Sub topic: Deliver makes a topic's publisher a sweep.Deliver.
+// Package pubsubsink publishes a sweep's events (package sweep) to a
+// Google Cloud Pub/Sub topic: New makes a topic's publisher a
+// sweep.Deliver.
 //
 //	publisher := client.Publisher("expired-sessions")
 //	defer publisher.Stop()
-//	deliver, err := pubsub.Deliver(publisher, pubsub.Options{})
+//	deliver, err := pubsubsink.New(publisher, pubsubsink.Options{})
 //	...
 //	err = s.Every(ctx, time.Minute, deliver, nil) // s is a *sweep.Sweeper
 //
-// Here client is a *pubsub.Client of cloud.google.com/go/pubsub/v2; a
-// file that imports both packages names one of them otherwise.
-package pubsub
+// Here client is a *pubsub.Client of cloud.google.com/go/pubsub/v2, which
+// a file can import beside this package under its own name: the package
+// is named for what it is, a sink, so that it does not take the name
+// "pubsub" from Google's client.
+package pubsubsink
 
 import (
 	"context"
@@ -27,7 +30,7 @@ import (
 	"github.com/cellttl/ttl/sweep"
 )
 
-// The attributes of every message Deliver publishes, beside its body,
+// The attributes of every message the sink publishes, beside its body,
 // the event's JSON. Subscriptions can filter on them
 // (`attributes.kind = "row"`); consumers deduplicate by AttributeID.
 const (
@@ -42,14 +45,13 @@ const (
 	AttributeKind = "kind"
 )
 
-// ErrNoTopic reports that the topic a Deliver publishes to does not
-// exist.
-var ErrNoTopic = errors.New("pubsub: topic not found")
+// ErrNoTopic reports that the topic a sink publishes to does not exist.
+var ErrNoTopic = errors.New("pubsubsink: topic not found")
 
 // maxOrderingKey is the longest ordering key Pub/Sub accepts, in bytes.
 const maxOrderingKey = 1024
 
-// Options configures Deliver. The zero value publishes without ordering
+// Options configures New. The zero value publishes without ordering
 // keys.
 type Options struct {
 	// OrderingKey, when not nil, gives each event's message an ordering
@@ -61,7 +63,7 @@ type Options struct {
 	// per ordering key.
 	//
 	// Ordering needs the publisher's EnableMessageOrdering, set before
-	// its first Publish; Deliver refuses a publisher without it.
+	// its first Publish; New refuses a publisher without it.
 	OrderingKey func(sweep.Event) string
 }
 
@@ -70,7 +72,7 @@ type Options struct {
 // share the keys of their rows.
 func ByRow(e sweep.Event) string { return e.Row }
 
-// Deliver returns a sweep.Deliver that publishes each event of a batch as
+// New returns a sweep.Deliver, the sink, that publishes each event of a batch as
 // one message to p's topic: its body the event's JSON
 // (sweep.Event.MarshalJSON, which sweep.Event.UnmarshalJSON reads back),
 // its attributes the event's ID, table, family and kind (the Attribute
@@ -83,17 +85,17 @@ func ByRow(e sweep.Event) string { return e.Row }
 // deduplicate.
 //
 // A topic that does not exist is found by the first delivery, not by
-// Deliver: its error wraps ErrNoTopic (testable with errors.Is), as does
+// New: its error wraps ErrNoTopic (testable with errors.Is), as does
 // a delivery's after the topic is deleted. A Publisher offers no check of
 // its own, and the role a sweep needs to publish (roles/pubsub.publisher)
 // does not allow reading the topic.
 //
 // When a message with an ordering key fails, the publisher pauses the key
 // (it refuses the key's later messages, which would arrive out of order).
-// The Deliver resumes the keys of a batch that failed before it returns,
+// The sink resumes the keys of a batch that failed before it returns,
 // so that the sweep's next attempt publishes the batch again, in order.
 //
-// The caller owns p: Deliver changes none of its settings (they decide how
+// The caller owns p: New changes none of its settings (they decide how
 // messages are batched and retried), and the caller stops it
 // (Publisher.Stop) once the sweep is done. A message holds at most 10 MB
 // (pubsub.ErrOversizedMessage): with sweep.Options.Values, a cell whose
@@ -102,13 +104,13 @@ func ByRow(e sweep.Event) string { return e.Row }
 //
 // A nil p is refused with ttl.ErrNilArgument; an Options.OrderingKey for a
 // publisher without EnableMessageOrdering with ttl.ErrInvalidOption. The
-// Deliver is safe for simultaneous use by multiple goroutines.
-func Deliver(p *pubsub.Publisher, opts Options) (sweep.Deliver, error) {
+// sink is safe for simultaneous use by multiple goroutines.
+func New(p *pubsub.Publisher, opts Options) (sweep.Deliver, error) {
 	if p == nil {
-		return nil, fmt.Errorf("%w: pubsub.Deliver: nil publisher", ttl.ErrNilArgument)
+		return nil, fmt.Errorf("%w: pubsubsink.New: nil publisher", ttl.ErrNilArgument)
 	}
 	if opts.OrderingKey != nil && !p.EnableMessageOrdering {
-		return nil, fmt.Errorf("%w: pubsub.Deliver: an ordering key needs EnableMessageOrdering set on the publisher of %s", ttl.ErrInvalidOption, p)
+		return nil, fmt.Errorf("%w: pubsubsink.New: an ordering key needs EnableMessageOrdering set on the publisher of %s", ttl.ErrInvalidOption, p)
 	}
 	d := &deliverer{p: p, key: opts.OrderingKey}
 	return d.deliver, nil
@@ -120,14 +122,14 @@ type deliverer struct {
 	key func(sweep.Event) string
 }
 
-// deliver publishes events and waits for them; see Deliver.
+// deliver publishes events and waits for them; see New.
 func (d *deliverer) deliver(ctx context.Context, events []sweep.Event) error {
 	msgs := make([]*pubsub.Message, len(events))
 	keys := make([]string, len(events))
 	for i, e := range events {
 		body, err := e.MarshalJSON()
 		if err != nil {
-			return fmt.Errorf("pubsub: publishing to %s: encoding %v: %w", d.p, e, err)
+			return fmt.Errorf("pubsubsink: publishing to %s: encoding %v: %w", d.p, e, err)
 		}
 		if d.key != nil {
 			keys[i] = orderingKey(d.key(e))
@@ -166,7 +168,7 @@ func (d *deliverer) deliver(ctx context.Context, events []sweep.Event) error {
 	if status.Code(first) == codes.NotFound {
 		return fmt.Errorf("%w: %s: %d of %d events not published: %w", ErrNoTopic, d.p, failed, len(events), first)
 	}
-	return fmt.Errorf("pubsub: publishing to %s: %d of %d events not published: %w", d.p, failed, len(events), first)
+	return fmt.Errorf("pubsubsink: publishing to %s: %d of %d events not published: %w", d.p, failed, len(events), first)
 }
 
 // isPaused reports whether err is a publisher's refusal of a paused

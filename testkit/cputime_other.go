@@ -7,6 +7,5 @@ import (
 	"time"
 )
 
-// CPUTime reports, with false, that the process's CPU time is not
-// measured here: the benchmarks then report wall time only.
-func CPUTime(testing.TB) (time.Duration, bool) { return 0, false }
+// cpuTime is CPUTime where the process's CPU time is not measured.
+func cpuTime(testing.TB) (time.Duration, bool) { return 0, false }

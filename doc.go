@@ -116,3 +116,6 @@
 // what a Table sees. [RecordWriteTime] adds companion cells, described
 // there.
 package ttl
+
+// The README's timeline figures are drawn from the library itself.
+//go:generate go run ./cmd/timeline -out docs

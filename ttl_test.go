@@ -12,6 +12,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // maxSeq is the largest sequence number.
@@ -352,4 +353,32 @@ func TestStrategiesEqual(t *testing.T) {
 	if ttl.DefaultExpiration(time.Hour) == ttl.DefaultExpiration(2*time.Hour) {
 		t.Error("different defaults made equal strategies")
 	}
+}
+
+// The package's own tests that remain here (the conformance cases, the
+// examples) share these; the others stand in tests/, one package per
+// concern, on testkit.
+
+// base is the fake clocks' starting instant; ms a time's Bigtable
+// timestamp.
+var (
+	base = testkit.Base
+	ms   = testkit.MS
+)
+
+// cell is a testkit.Cell of the package's own, which the tests spell
+// without field names.
+type cell struct {
+	Column string
+	Value  string
+	TS     bigtable.Timestamp
+}
+
+// cells flattens a row, sorted by column then newest first.
+func cells(r bigtable.Row) []cell {
+	var out []cell
+	for _, c := range testkit.Cells(r) {
+		out = append(out, cell(c))
+	}
+	return out
 }

@@ -38,7 +38,7 @@ GOBIN="$OUT/bin" go install "$BENCHSTAT"
 benchstat="$OUT/bin/benchstat"
 
 bin="$OUT/ttl.test"
-go test -c -o "$bin" .
+go test -c -o "$bin" ./tests/bench
 
 # The sub-benchmarks, as the binary names them: one quick pass of each.
 # Only the pairs (impl=...): BenchmarkShardedScan measures workers, not the
@@ -218,12 +218,12 @@ paired() {
 	echo "## RPCs and bytes on the wire (go test -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage|TestCounterRequests' -v)"
 	echo
 	echo '```'
-	go test -count 1 -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage|TestCounterRequests' -v . | grep -E '(rpc|bench_counter)_test.go|^(--- |ok|FAIL)'
+	go test -count 1 -run 'TestRPCCounts|TestReadBytes|TestWriteTimeStorage|TestCounterRequests' -v ./tests/bench | grep -E '(rpc|bench_counter)_test.go|^(--- |ok|FAIL)'
 	echo '```'
 } >"$OUT/summary.md"
 
 if [ "$SCALE" = 1 ]; then
-	go test -count 1 -tags scale -run '^TestScale(ApplyBulk|ReadRows)$' -v -timeout 60m . >"$OUT/scale.txt" 2>&1 || true
+	go test -count 1 -tags scale -run '^TestScale(ApplyBulk|ReadRows)$' -v -timeout 60m ./tests/bench >"$OUT/scale.txt" 2>&1 || true
 	{
 		echo
 		echo "## Scale (go test -tags scale -run '^TestScale' -v)"

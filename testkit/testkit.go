@@ -2,9 +2,12 @@
 //
 // It has a clock that moves only when told, the instant the fake clocks
 // start at, helpers that write cells raw and read them back as tests
-// compare them, stream faults, an emulator in a child process, heap
-// measurements and a meter provider that refuses every instrument. It
-// makes no promise of compatibility: it changes with the tests.
+// compare them, Tables on the emulator, bigtable.TableAPI wrappers that
+// record, race, capture or drop the requests the library sends, stream
+// faults, an emulator in a child process, heap and CPU measurements,
+// whether the race detector runs, and a meter provider that refuses every
+// instrument. Package ttl's tests in tests/ stand on it. It makes no
+// promise of compatibility: it changes with the tests.
 package testkit
 
 import (
@@ -68,6 +71,13 @@ func MS(t time.Time) bigtable.Timestamp { return bigtable.Time(t) }
 func Set(family, column, value string, life ttl.Lifetime) *ttl.Mutation {
 	m := ttl.NewMutation()
 	m.Set(family, column, []byte(value), life)
+	return m
+}
+
+// Add returns a mutation of one Add to a counter.
+func Add(family, column string, delta int64, w ttl.Window) *ttl.Mutation {
+	m := ttl.NewMutation()
+	m.Add(family, column, delta, w)
 	return m
 }
 

@@ -244,7 +244,7 @@ func TestBuildMatchesPlain(t *testing.T) {
 				if len(slabbed.slab) == 0 {
 					slabbed.slab = make([]bigtable.Mutation, 1+r.IntN(3))
 				}
-				for _, w := range []*writer{&own, &shared, &slabbed} {
+				for _, w := range []*cellWriter{&own, &shared, &slabbed} {
 					slab := len(w.slab)
 					var next *bigtable.Mutation
 					if slab > 0 {

@@ -26,45 +26,45 @@ import (
 //
 // Counter of SequenceNumbers, of a Move or of a Counter is invalid:
 // NewTable refuses it with ErrInvalidStrategy.
-func Counter(s Strategy) Strategy { return counter{s} }
+func Counter(s Strategy) Strategy { return counterStrategy{s} }
 
-type counter struct {
+type counterStrategy struct {
 	s Strategy
 }
 
-func (c counter) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
+func (c counterStrategy) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
 	if err := c.valid(); err != nil {
 		return 0, err
 	}
 	return c.s.Timestamp(now, life)
 }
 
-func (c counter) Filter(now time.Time) bigtable.Filter {
+func (c counterStrategy) Filter(now time.Time) bigtable.Filter {
 	if c.valid() != nil {
 		return bigtable.BlockAllFilter()
 	}
 	return c.s.Filter(now)
 }
 
-func (c counter) GCPolicy() bigtable.GCPolicy {
+func (c counterStrategy) GCPolicy() bigtable.GCPolicy {
 	if c.valid() != nil {
 		return bigtable.NoGcPolicy()
 	}
 	return c.s.GCPolicy()
 }
 
-func (c counter) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
+func (c counterStrategy) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
 	if c.valid() != nil {
 		return time.Time{}, false
 	}
 	return c.s.ExpiresAt(ts)
 }
 
-func (counter) Versions() (int, bool) { return 0, false }
+func (counterStrategy) Versions() (int, bool) { return 0, false }
 
 // String returns the strategy as the Go expression that makes it, such as
 // "Counter(OneSecond())".
-func (c counter) String() string {
+func (c counterStrategy) String() string {
 	inner := "nil"
 	if c.s != nil {
 		inner = c.s.String()
@@ -72,7 +72,7 @@ func (c counter) String() string {
 	return "Counter(" + inner + ")"
 }
 
-func (c counter) valid() error {
+func (c counterStrategy) valid() error {
 	switch c.s.(type) {
 	case oneSecond, defaultExpiration:
 		return c.s.valid()
@@ -84,9 +84,9 @@ func (c counter) valid() error {
 
 // Rule gives package rules the counter's rule (see rules.Ruler); counter
 // is unexported, so the method is no part of this package's API.
-func (c counter) Rule() (rules.Strategy, error) { return checkedRule(c) }
+func (c counterStrategy) Rule() (rules.Strategy, error) { return checkedRule(c) }
 
-func (c counter) rule() rules.Strategy {
+func (c counterStrategy) rule() rules.Strategy {
 	var r rules.Strategy
 	if c.s != nil {
 		r = c.s.rule()
@@ -95,7 +95,11 @@ func (c counter) rule() rules.Strategy {
 	return r
 }
 
-func (counter) supersedes(bigtable.Timestamp) (rules.Range, bool) { return rules.Range{}, false }
+func (counterStrategy) supersedes(bigtable.Timestamp) (rules.Range, bool) {
+	return rules.Range{}, false
+}
 
 // Read-modify-write has no place in an aggregate family: Mutation.Add adds.
-func (counter) readModifyWrite(time.Time, time.Duration) (bool, []rules.Range) { return false, nil }
+func (counterStrategy) readModifyWrite(time.Time, time.Duration) (bool, []rules.Range) {
+	return false, nil
+}

@@ -28,7 +28,7 @@ func DefaultExpiration(d time.Duration) Strategy { return defaultExpiration{d: d
 
 type defaultExpiration struct {
 	d     time.Duration
-	grace time.Duration // see Grace
+	grace time.Duration // how long GC keeps a cell after its expiry
 }
 
 func (s defaultExpiration) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error) {
@@ -62,7 +62,7 @@ func (s defaultExpiration) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
 func (defaultExpiration) Versions() (int, bool) { return 0, false }
 
 // String returns the strategy as the Go expression that makes it, such as
-// "DefaultExpiration(48h0m0s)" or "Grace(DefaultExpiration(48h0m0s), 1h0m0s)".
+// "DefaultExpiration(48h0m0s)", wrapped with its grace when it has one.
 func (s defaultExpiration) String() string {
 	return withGrace(fmt.Sprintf("DefaultExpiration(%v)", s.d), s.grace)
 }

@@ -36,28 +36,10 @@ func Grace(s Strategy, g time.Duration) Strategy {
 	case defaultExpiration:
 		s.grace = g
 		return s
-	case counter:
-		return counter{Grace(s.s, g)}
+	case counterStrategy:
+		return counterStrategy{Grace(s.s, g)}
 	}
 	return badGrace{s, g}
-}
-
-// withGrace returns the name of a strategy with grace g: name itself
-// without one, Grace(name, g) with one.
-func withGrace(name string, g time.Duration) string {
-	if g == 0 {
-		return name
-	}
-	return fmt.Sprintf("Grace(%s, %v)", name, g)
-}
-
-// checkGrace returns nil, or the error that says why grace g of s is
-// invalid.
-func checkGrace(s Strategy, g time.Duration) error {
-	if g < 0 || g%time.Second != 0 {
-		return fmt.Errorf("%w: %v: a grace must be a whole number of seconds, not negative (Bigtable reports GC ages in whole seconds)", ErrInvalidStrategy, s)
-	}
-	return nil
 }
 
 // badGrace is the grace of a strategy that cannot have one: invalid.

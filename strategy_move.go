@@ -303,8 +303,8 @@ func (m Move) valid() error {
 	bad := func(why string, args ...any) error {
 		return fmt.Errorf("%w: %v: %s", ErrInvalidStrategy, m, fmt.Sprintf(why, args...))
 	}
-	_, fromCounter := m.From.(counter)
-	if _, toCounter := m.To.(counter); fromCounter || toCounter {
+	_, fromCounter := m.From.(counterStrategy)
+	if _, toCounter := m.To.(counterStrategy); fromCounter || toCounter {
 		return bad("a counter family cannot be moved: its cells are windows that expire on their own; count in a new family and read both until the old one's windows have expired")
 	}
 	switch m.To.(type) {

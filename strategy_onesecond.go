@@ -22,7 +22,7 @@ import (
 func OneSecond() Strategy { return oneSecond{} }
 
 type oneSecond struct {
-	grace time.Duration // see Grace
+	grace time.Duration // how long GC keeps a cell after its expiry
 }
 
 // oneSecondRule stores the expiry itself.
@@ -44,7 +44,7 @@ func (s oneSecond) Filter(now time.Time) bigtable.Filter {
 	return oneSecondRule.Filter(now)
 }
 
-// GCPolicy returns MaxAge(1s), or, with a grace (see Grace), MaxAge of the
+// GCPolicy returns MaxAge(1s), or, with a grace, MaxAge of the
 // grace if it is longer.
 func (s oneSecond) GCPolicy() bigtable.GCPolicy {
 	if s.valid() != nil {
@@ -62,7 +62,7 @@ func (s oneSecond) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
 
 func (oneSecond) Versions() (int, bool) { return 0, false }
 
-// String returns "OneSecond()", or with a grace "Grace(OneSecond(), 10m0s)".
+// String returns "OneSecond()", wrapped with its grace when it has one.
 func (s oneSecond) String() string { return withGrace("OneSecond()", s.grace) }
 
 func (s oneSecond) valid() error { return checkGrace(s, s.grace) }

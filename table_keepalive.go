@@ -31,10 +31,10 @@ func ceilMillisecond(t time.Time) time.Time {
 	return t
 }
 
-// A renewal is what one read's KeepAlive renews with: the read's clock
+// A renewalRun is what one read's KeepAlive renews with: the read's clock
 // reading and idle time, whether it fetched write times, and the
 // renewals that failed.
-type renewal struct {
+type renewalRun struct {
 	now        time.Time
 	idle       time.Duration
 	writeTimes bool // the read fetched write times (WithWriteTimes)
@@ -47,7 +47,7 @@ type renewal struct {
 // with its new timestamp. Failures other than a lost race are recorded
 // in rn. Renewals are sent in an order a caller can predict: the row's
 // families by name, each family's columns as read.
-func (t *Table) renew(ctx context.Context, r bigtable.Row, rn *renewal) {
+func (t *Table) renew(ctx context.Context, r bigtable.Row, rn *renewalRun) {
 	// Reads hide a cell from its expiry less the margin: to stay visible
 	// for idle, a cell must expire after now + margin + idle.
 	due := rn.now.Add(t.margin + rn.idle)
@@ -104,7 +104,7 @@ func (t *Table) anyDue(family string, items []bigtable.ReadItem, due time.Time) 
 // It is long because a renewal's steps must run in this order for every
 // cell due (stamp, schedule the entries, read the write times, reread a
 // stripped value, rewrite), and each step's failure is counted per cell.
-func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, due time.Time, rn *renewal) {
+func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, due time.Time, rn *renewalRun) {
 	s, _ := t.renewable(family)
 	items := r[family]
 	until := Until(ceilMillisecond(due.Add(slack(rn.idle))))

@@ -63,21 +63,21 @@ func (t *Table) ReadRows(ctx context.Context, rs bigtable.RowSet, f func(bigtabl
 	return rd.err()
 }
 
-// A read is one read call's options, as the table turns them into
+// A readCall is one readCall call's options, as the table turns them into
 // Bigtable's, and what it does to each row it returns.
-type read struct {
+type readCall struct {
 	now        time.Time // the call's clock reading
 	opts       []bigtable.ReadOption
 	writeTimes bool          // WithWriteTimes
 	idle       time.Duration // KeepAlive; 0 without
-	renewal    renewal       // KeepAlive's renewals
+	renewal    renewalRun    // KeepAlive's renewals
 }
 
 // readOptions turns the caller's read options into Bigtable's, with the
 // one filter that passes live cells, and the caller's RowFilter after it.
-func (t *Table) readOptions(now time.Time, opts []ReadOption) (*read, error) {
+func (t *Table) readOptions(now time.Time, opts []ReadOption) (*readCall, error) {
 	var caller bigtable.Filter
-	rd := &read{now: now, opts: make([]bigtable.ReadOption, 0, len(opts)+1)}
+	rd := &readCall{now: now, opts: make([]bigtable.ReadOption, 0, len(opts)+1)}
 	rd.renewal.now = now
 	for i, o := range opts {
 		switch o := o.(type) {
@@ -125,7 +125,7 @@ func (t *Table) readOptions(now time.Time, opts []ReadOption) (*read, error) {
 
 // row does to a row read what the read's options ask: attach write times,
 // renew what is due. It returns nil for a row left with no data cell.
-func (rd *read) row(ctx context.Context, t *Table, r bigtable.Row) bigtable.Row {
+func (rd *readCall) row(ctx context.Context, t *Table, r bigtable.Row) bigtable.Row {
 	if rd.writeTimes {
 		if r = t.companions.attach(r, t.managed); r == nil {
 			return nil
@@ -138,4 +138,4 @@ func (rd *read) row(ctx context.Context, t *Table, r bigtable.Row) bigtable.Row 
 }
 
 // err returns the error of the read's failed renewals, or nil.
-func (rd *read) err() error { return rd.renewal.failed.err() }
+func (rd *readCall) err() error { return rd.renewal.failed.err() }

@@ -120,11 +120,11 @@ func (r RowWriter) DeleteRow() {
 // A rowState is a row being written without a recipe: the row of an
 // ApplyRow call, or each row of an ApplyBatch call in turn.
 type rowState struct {
-	w    writer // the call's now (and, for many rows, the slab of their mutations)
-	cur  built  // the row being written
-	err  error  // its first invalid change
-	open bool   // whether a row is being written
-	gen  uint64 // the rows it has served: a RowWriter of an earlier one does nothing
+	w    cellWriter // the call's now (and, for many rows, the slab of their mutations)
+	cur  built      // the row being written
+	err  error      // its first invalid change
+	open bool       // whether a row is being written
+	gen  uint64     // the rows it has served: a RowWriter of an earlier one does nothing
 }
 
 // begin starts a row, built into the writer's next mutation.

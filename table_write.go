@@ -29,15 +29,15 @@ func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigt
 	return t.transaction(t.tbl.Apply(ctx, row, b.m, opts...), "Apply of a conditional mutation (a CheckAndMutateRow)")
 }
 
-// A writer builds the recipes of one call at the call's one reading of
+// A cellWriter builds the recipes of one call at the call's one reading of
 // the clock. The changes of a call mostly share a family and a lifetime,
-// and with one now those give one timestamp: the writer remembers the last
+// and with one now those give one timestamp: the cellWriter remembers the last
 // family it looked up and the last timestamp it computed in it, so that a
 // run of such changes pays for the lookup and the arithmetic once. Strategies
 // are pure functions of (now, lifetime), so a remembered timestamp is the
 // one the strategy would compute again; errors are not remembered (their
 // messages name the change's column).
-type writer struct {
+type cellWriter struct {
 	t   *Table
 	now time.Time
 
@@ -62,13 +62,13 @@ type writer struct {
 	slab []bigtable.Mutation
 }
 
-func (t *Table) writer(now time.Time) writer { return writer{t: t, now: now} }
+func (t *Table) writer(now time.Time) cellWriter { return cellWriter{t: t, now: now} }
 
 // start makes w the writer of a call of t at now, as t.writer makes one,
 // in place: the timestamp it remembers is forgotten, and the strategy it
 // last looked up too unless it was t's (a table's strategies never
 // change).
-func (w *writer) start(t *Table, now time.Time) {
+func (w *cellWriter) start(t *Table, now time.Time) {
 	if w.t != t {
 		w.t, w.looked, w.f = t, false, nil
 	}
@@ -78,7 +78,7 @@ func (w *writer) start(t *Table, now time.Time) {
 // schedule adds to the call's entries the one of the row's cells stamped
 // ts in the family last looked up, a scheduled one, unless they do not
 // expire (Forever).
-func (w *writer) schedule(ts bigtable.Timestamp) {
+func (w *cellWriter) schedule(ts bigtable.Timestamp) {
 	if exp, ok := w.f.expiresAt(ts); ok && w.sched != nil {
 		w.sched.Add(w.row, exp)
 	}
@@ -86,7 +86,7 @@ func (w *writer) schedule(ts bigtable.Timestamp) {
 
 // newBuilt returns an empty built, its mutation the next of the slab when
 // the writer has one.
-func (w *writer) newBuilt() built {
+func (w *cellWriter) newBuilt() built {
 	if len(w.slab) > 0 {
 		return built{m: &w.slab[0]}
 	}
@@ -101,14 +101,14 @@ const bulkSlab = 128
 
 // refill gives the writer a slab for the next rows, when it has none:
 // at most bulkSlab, and no more than the rows left.
-func (w *writer) refill(left int) {
+func (w *cellWriter) refill(left int) {
 	if len(w.slab) == 0 {
 		w.slab = make([]bigtable.Mutation, min(left, bulkSlab))
 	}
 }
 
 // keep returns b, built whole, taking its mutation from the slab.
-func (w *writer) keep(b built) built {
+func (w *cellWriter) keep(b built) built {
 	if len(w.slab) > 0 && b.m == &w.slab[0] {
 		w.slab = w.slab[1:]
 	}
@@ -117,7 +117,7 @@ func (w *writer) keep(b built) built {
 
 // drop returns err for b, which was refused: its mutation, if the slab's,
 // is emptied for the next row.
-func (w *writer) drop(b built, err error) (built, error) {
+func (w *cellWriter) drop(b built, err error) (built, error) {
 	if len(w.slab) > 0 && b.m == &w.slab[0] {
 		*b.m = bigtable.Mutation{}
 	}
@@ -133,7 +133,7 @@ func (t *Table) build(now time.Time, m *Mutation, nested bool) (built, error) {
 
 // build turns a recipe into a bigtable.Mutation at the writer's now, or
 // reports the first invalid change in it.
-func (w *writer) build(m *Mutation, nested bool) (built, error) {
+func (w *cellWriter) build(m *Mutation, nested bool) (built, error) {
 	if m == nil {
 		return built{}, fmt.Errorf("%w: nil mutation", ErrInvalidMutation)
 	}
@@ -172,7 +172,7 @@ func (w *writer) build(m *Mutation, nested bool) (built, error) {
 
 // buildCond builds a conditional mutation whose predicate sees only the
 // cells live at now.
-func (w *writer) buildCond(m *Mutation, nested bool) (built, error) {
+func (w *cellWriter) buildCond(m *Mutation, nested bool) (built, error) {
 	switch {
 	case nested:
 		return built{}, fmt.Errorf("%w: a conditional mutation cannot be a branch of another", ErrInvalidMutation)
@@ -204,7 +204,7 @@ func (w *writer) buildCond(m *Mutation, nested bool) (built, error) {
 
 // lookup returns the strategy of family, and false for a family without
 // one.
-func (w *writer) lookup(family string) (Strategy, bool) {
+func (w *cellWriter) lookup(family string) (Strategy, bool) {
 	if !w.looked || family != w.family {
 		w.f = w.t.family(family)
 		w.looked, w.family, w.stamped = true, family, false
@@ -218,7 +218,7 @@ func (w *writer) lookup(family string) (Strategy, bool) {
 // stamp returns the timestamp of a cell of family (whose strategy is s)
 // written with life, refusing one the read margin would hide at once, and
 // the timestamps of its column it makes obsolete.
-func (w *writer) stamp(s Strategy, family, column string, life Lifetime) (ts bigtable.Timestamp, old rules.Range, supersede bool, err error) {
+func (w *cellWriter) stamp(s Strategy, family, column string, life Lifetime) (ts bigtable.Timestamp, old rules.Range, supersede bool, err error) {
 	if w.stamped && life == w.life {
 		return w.ts, w.old, w.supersede, nil
 	}
@@ -253,7 +253,7 @@ func (w *writer) stamp(s Strategy, family, column string, life Lifetime) (ts big
 // the first invalid change would give on its own. It is long because it
 // is the one switch over every kind of run; its two loops (cells alone,
 // the common case, and cells with companions) are kept apart for speed.
-func (w *writer) addRun(b *built, r *run, changes []change) error {
+func (w *cellWriter) addRun(b *built, r *run, changes []change) error {
 	family := r.family
 	if r.kind == opDeleteRow {
 		for range changes {
@@ -335,7 +335,7 @@ func (w *writer) addRun(b *built, r *run, changes []change) error {
 // window of its Window that holds now, stamped with the window's expiry.
 // An increment whose window has expired (within the read margin) is
 // refused, as a Set born expired is.
-func (w *writer) addCounters(b *built, family string, changes []change) error {
+func (w *cellWriter) addCounters(b *built, family string, changes []change) error {
 	if w.f == nil || !w.f.counter {
 		return fmt.Errorf("%w: an Add to %q, which is not a Counter family (column %q): a counter needs an aggregate family; declare it with ttl.Counter",
 			ErrCounter, family, changes[0].column)

@@ -356,3 +356,21 @@ func checkedRule(s Strategy) (rules.Strategy, error) {
 	}
 	return s.rule(), nil
 }
+
+// withGrace returns the name of a strategy with grace g: name itself
+// without one, wrapped in the expression that adds g with one.
+func withGrace(name string, g time.Duration) string {
+	if g == 0 {
+		return name
+	}
+	return fmt.Sprintf("Grace(%s, %v)", name, g)
+}
+
+// checkGrace returns nil, or the error that says why grace g of s is
+// invalid.
+func checkGrace(s Strategy, g time.Duration) error {
+	if g < 0 || g%time.Second != 0 {
+		return fmt.Errorf("%w: %v: a grace must be a whole number of seconds, not negative (Bigtable reports GC ages in whole seconds)", ErrInvalidStrategy, s)
+	}
+	return nil
+}

@@ -17,12 +17,6 @@ import (
 // meterName is the name of the core's meter: its import path.
 const meterName = "github.com/cellttl/ttl"
 
-// metricsConfig is what WithMeterProvider sets.
-type metricsConfig struct {
-	mp    metric.MeterProvider
-	attrs []attribute.KeyValue
-}
-
 // WithMeterProvider makes the table record what it does through mp, with
 // a meter named "github.com/cellttl/ttl": renewals made, lost and failed
 // (Touch, KeepAlive), conditional writes that lost a race, counter reads

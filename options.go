@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/cellttl/ttl/internal/rules"
 )
@@ -23,9 +25,24 @@ type config struct {
 	others     []string // nil: undeclared; non-nil (maybe empty): declared
 	margin     time.Duration
 	writeTimes bool
-	appProfile string        // WithAppProfile
-	metrics    metricsConfig // WithMeterProvider
+	appProfile string
+	metrics    metricsConfig
 	schedule   scheduleConfig
+}
+
+// metricsConfig is where the table records what it does: a meter
+// provider, and the attributes every measurement carries.
+type metricsConfig struct {
+	mp    metric.MeterProvider
+	attrs []attribute.KeyValue
+}
+
+// scheduleConfig is the schedule table the table writes entries to
+// beside its data, and the families it writes them for.
+type scheduleConfig struct {
+	set      bool
+	tbl      bigtable.TableAPI
+	families []string // as named; none: every family that expires by time
 }
 
 type optionFunc func(*config) error

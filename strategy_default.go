@@ -78,7 +78,7 @@ func (s defaultExpiration) valid() error {
 func (s defaultExpiration) Rule() (rules.Strategy, error) { return checkedRule(s) }
 
 func (s defaultExpiration) rule() rules.Strategy {
-	return rules.Strategy{Kind: rules.ByTime, Time: rules.Time{Offset: s.d}, Grace: s.grace}
+	return rules.Strategy{Kind: rules.ByTime, Time: rules.Time{Offset: s.d}, GraceAge: s.grace}
 }
 
 func (defaultExpiration) supersedes(bigtable.Timestamp) (rules.Range, bool) {

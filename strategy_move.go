@@ -267,7 +267,7 @@ func (m Move) GCPolicy() bigtable.GCPolicy {
 		return bigtable.NoGcPolicy()
 	}
 	r := m.rules()
-	age := max(old.Time.Offset, new.Time.Offset) + max(r.From.Grace, r.To.Grace)
+	age := max(old.Time.Offset, new.Time.Offset) + max(r.From.GraceAge, r.To.GraceAge)
 	return bigtable.MaxAgePolicy((age + time.Second - 1).Truncate(time.Second))
 }
 

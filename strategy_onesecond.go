@@ -71,7 +71,7 @@ func (s oneSecond) valid() error { return checkGrace(s, s.grace) }
 func (s oneSecond) Rule() (rules.Strategy, error) { return checkedRule(s) }
 
 func (s oneSecond) rule() rules.Strategy {
-	return rules.Strategy{Kind: rules.ByTime, Time: oneSecondRule, Grace: s.grace}
+	return rules.Strategy{Kind: rules.ByTime, Time: oneSecondRule, GraceAge: s.grace}
 }
 
 func (oneSecond) supersedes(bigtable.Timestamp) (rules.Range, bool) { return rules.Range{}, false }

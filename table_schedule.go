@@ -76,13 +76,6 @@ func WithSchedule(tbl bigtable.TableAPI, families ...string) Option {
 	})
 }
 
-// scheduleConfig is what WithSchedule sets.
-type scheduleConfig struct {
-	set      bool
-	tbl      bigtable.TableAPI
-	families []string // as named; none: every family that expires by time
-}
-
 // setSchedule makes the table write the schedule c describes, if any,
 // beside data, the table's own: it marks the families scheduled.
 func (t *Table) setSchedule(data bigtable.TableAPI, c scheduleConfig) error {

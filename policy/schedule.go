@@ -65,14 +65,14 @@ const schedulePkgFamily = schedule.Family
 func expiryGrace(r rules.Strategy) (time.Duration, bool) {
 	switch r.Kind {
 	case rules.ByTime:
-		return r.Grace, true
+		return r.GraceAge, true
 	case rules.Moving:
 		// The sides a sweep reports (sweep.New): a time rule, or cells
 		// that stop living at an instant (a move's Old: Until).
 		old, new, _ := r.Move.Sides()
 		for _, side := range []rules.Side{old, new} {
 			if side.Kind == rules.ByTime || !side.Until.IsZero() {
-				return max(r.Move.From.Grace, r.Move.To.Grace), true
+				return max(r.Move.From.GraceAge, r.Move.To.GraceAge), true
 			}
 		}
 	}

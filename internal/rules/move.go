@@ -31,9 +31,9 @@ type Strategy struct {
 	Versions int   // ByVersions
 	Move     *Move // Moving
 	Counter  bool  // the family is an aggregate family of counters (ByTime)
-	// Grace is how much longer than its rule needs the family's GC keeps
+	// GraceAge is how much longer than its rule needs the family's GC keeps
 	// an expired cell stored (ByTime): reads are unchanged.
-	Grace time.Duration
+	GraceAge time.Duration
 }
 
 // IsDefaultExpiration reports whether s is DefaultExpiration: a time rule

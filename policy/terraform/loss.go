@@ -71,7 +71,7 @@ func ageLoss(s ttl.Strategy, age time.Duration) (Kind, bool) {
 		if age < r.Time.Offset {
 			return ShorterAge, true
 		}
-		if kept, _ := rules.GCAge(s.GCPolicy()); r.Grace > 0 && age < kept {
+		if kept, _ := rules.GCAge(s.GCPolicy()); r.GraceAge > 0 && age < kept {
 			return ShorterGrace, true
 		}
 		return "", false

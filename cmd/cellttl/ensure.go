@@ -70,6 +70,10 @@ family, needs -create too.` + terraformEnsureHelp,
 	run: runEnsure,
 }
 
+// runEnsure runs ensure: it binds the policy tool, plans (and unless -dry-run
+// applies) the table's policies, then the schedule's, and prints the plan.
+// It is long because it is the command's one straight path, flag checks to
+// exit status, read top to bottom; its steps are each a call.
 func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if c.apply && c.sample > 0 {
 		fmt.Fprintln(stderr, "cellttl ensure: -sample gives estimates, which cannot decide a change; drop -apply or -sample")

@@ -65,6 +65,9 @@ type inspectedCell struct {
 	Value     string `json:"value"`
 }
 
+// runInspect runs inspect: it reads one row raw and prints each cell with
+// its timestamp, expiry and what reads and GC do with it. It is long
+// because it is the command's one straight path, flags to exit status.
 func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	at := c.judgedAt()
 	admin, err := adminClient(ctx, c)

@@ -254,7 +254,9 @@ type moveRun = func(ctx context.Context, c *config, name string, m ttl.Move, std
 type moveStepFunc = func(*move.Family, context.Context) (*move.Report, error)
 
 // runMoveStep runs one step of a move and prints its report; changes says
-// whether the step changes the family.
+// whether the step changes the family. It is long because every step of a
+// move shares it, with the checks each may need (a checkpoint, the
+// schedule, the dry run) in the order the command makes them.
 func runMoveStep(step moveStepFunc, changes bool) moveRun {
 	return func(ctx context.Context, c *config, name string, m ttl.Move, stdout, stderr io.Writer) int {
 		admin, err := adminClient(ctx, c)

@@ -12,7 +12,7 @@ import (
 // and the workers read back the same ttl.Move.
 func TestMoveSpecJSON(t *testing.T) {
 	start := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
-	ms := moveSpec{To: "onesecond", From: "none", Old: "for:30m", Start: start, Skew: 90_000_000_000}
+	ms := moveSpec{To: "onesecond", From: "none", Old: "for:30m", Start: start, Skew: (90 * time.Second).String()}
 	b, err := json.Marshal(ms)
 	if err != nil {
 		t.Fatal(err)
@@ -30,5 +30,9 @@ func TestMoveSpecJSON(t *testing.T) {
 	}
 	if m.Skew != 90*time.Second || !m.Start.Equal(start) {
 		t.Errorf("the move read back: %+v", m)
+	}
+	back.Skew = "90"
+	if _, err := back.move(); err == nil || !strings.Contains(err.Error(), "skew") {
+		t.Errorf("a skew without a unit: %v, want an error naming the skew", err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/beam/internal/text"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
@@ -164,7 +163,7 @@ func newRewriteShardFn(ctx context.Context, cfg RewriteConfig) (*rewriteShardFn,
 	fn := &rewriteShardFn{
 		shardReader: shardReader{Table: cfg.Table},
 		Family:      cfg.Family,
-		Move:        moveSpec{To: cfg.To, From: cfg.From, Old: cfg.Old, Start: cfg.Start, Skew: text.Duration(cfg.Skew)},
+		Move:        moveSpec{To: cfg.To, From: cfg.From, Old: cfg.Old, Start: cfg.Start, Skew: cfg.Skew.String()},
 		Now:         now.UTC(),
 		DryRun:      cfg.DryRun,
 		Schedule:    cfg.Schedule,
@@ -223,11 +222,11 @@ func checkSchedule(ctx context.Context, cfg RewriteConfig) error {
 // each of which makes the same ttl.Move from it (a Strategy is an
 // interface, which a DoFn's fields cannot carry).
 type moveSpec struct {
-	To    string        `json:"to"`
-	From  string        `json:"from"`
-	Old   string        `json:"old"`
-	Start time.Time     `json:"start"`
-	Skew  text.Duration `json:"skew"` // "1m0s", as every duration in the module's JSON
+	To    string    `json:"to"`
+	From  string    `json:"from"`
+	Old   string    `json:"old"`
+	Start time.Time `json:"start"`
+	Skew  string    `json:"skew"` // "1m0s", a Go duration string, as every duration in the module's JSON
 }
 
 // move returns the ttl.Move ms describes.
@@ -243,13 +242,17 @@ func (ms moveSpec) move() (ttl.Move, error) {
 	if err != nil {
 		return ttl.Move{}, fmt.Errorf("pipeline: the strategy moved from: %w", err)
 	}
+	skew, err := time.ParseDuration(ms.Skew)
+	if err != nil {
+		return ttl.Move{}, fmt.Errorf("pipeline: the move's skew: %w", err)
+	}
 	old := ttl.Default
 	if ms.Old != "" {
 		if old, err = spec.ParseOld(ms.Old); err != nil {
 			return ttl.Move{}, fmt.Errorf("pipeline: the old cells' rule: %w", err)
 		}
 	}
-	return ttl.Move{From: from, To: to, Start: ms.Start, Old: old, Skew: time.Duration(ms.Skew)}, nil
+	return ttl.Move{From: from, To: to, Start: ms.Start, Old: old, Skew: skew}, nil
 }
 
 // rewriteShardFn rewrites the old cells of whole shards: every row of the

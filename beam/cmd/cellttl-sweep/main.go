@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,7 +23,6 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
@@ -99,7 +97,7 @@ func main() {
 		return
 	}
 	var r pipeline.SweepResult
-	if err := readJSON(ctx, reportFile, &r); err != nil {
+	if err := launch.ReadJSON(ctx, reportFile, &r); err != nil {
 		cmd.Fail(fmt.Errorf("reading the counts back from %s: %w", reportFile, err))
 	}
 	printResult(&r, reportFile)
@@ -164,21 +162,6 @@ func printResult(r *pipeline.SweepResult, reportFile string) {
 	if r.Complete() {
 		fmt.Printf("next round: -from %s\n", r.Until.UTC().Format(time.RFC3339Nano))
 	}
-}
-
-// readJSON decodes the JSON file filename (a path Beam's filesystems
-// know, gs:// included) into v.
-func readJSON(ctx context.Context, filename string, v any) error {
-	fs, err := filesystem.New(ctx, filename)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	b, err := filesystem.Read(ctx, fs, filename)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
 }
 
 // timeFlag is a flag of an RFC 3339 time; its zero value is not given.

@@ -144,12 +144,12 @@ func (c *Command) Run(ctx context.Context, build func(context.Context, beam.Scop
 // ReadOutput decodes the result a finished job wrote to -output (a path
 // Beam's filesystems know, gs:// included) into v.
 func (c *Command) ReadOutput(ctx context.Context, v any) error {
-	return readJSON(ctx, *c.output, v)
+	return ReadJSON(ctx, *c.output, v)
 }
 
-// readJSON decodes the JSON file filename (a path Beam's filesystems
+// ReadJSON decodes the JSON file filename (a path Beam's filesystems
 // know, gs:// included) into v.
-func readJSON(ctx context.Context, filename string, v any) error {
+func ReadJSON(ctx context.Context, filename string, v any) error {
 	fs, err := filesystem.New(ctx, filename)
 	if err != nil {
 		return err

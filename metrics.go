@@ -61,19 +61,19 @@ func newMetrics(c metricsConfig, managed map[string]Strategy) (*metrics, error) 
 	if c.mp == nil {
 		return nil, nil
 	}
-	cs, err := meters.Counters(c.mp, meterName,
-		meters.Counter{Name: "cellttl.core.renewals", Unit: "{cell}",
+	cs, err := meters.New(c.mp, meterName, ErrInvalidOption, "WithMeterProvider").Counters(
+		meters.Instrument{Name: "cellttl.core.renewals", Unit: "{cell}",
 			Description: "Cells renewed by Touch and KeepAlive: rewritten with a later expiry."},
-		meters.Counter{Name: "cellttl.core.renewals.lost", Unit: "{cell}",
+		meters.Instrument{Name: "cellttl.core.renewals.lost", Unit: "{cell}",
 			Description: "Renewals not made because a writer changed the cell between the read and the write: the newer state stands."},
-		meters.Counter{Name: "cellttl.core.renewals.failed", Unit: "{cell}",
+		meters.Instrument{Name: "cellttl.core.renewals.failed", Unit: "{cell}",
 			Description: "Renewals that failed with an error (ErrRenewal for KeepAlive, Touch's error)."},
-		meters.Counter{Name: "cellttl.core.conflicts", Unit: "{write}",
+		meters.Instrument{Name: "cellttl.core.conflicts", Unit: "{write}",
 			Description: "Conditional writes the table sent whose condition failed because the cell changed meanwhile."},
-		meters.Counter{Name: "cellttl.core.counter.reads", Unit: "{read}",
+		meters.Instrument{Name: "cellttl.core.counter.reads", Unit: "{read}",
 			Description: "Counter reads (ReadCounter, SumCounter) sent."})
 	if err != nil {
-		return nil, fmt.Errorf("%w: WithMeterProvider: %w", ErrInvalidOption, err)
+		return nil, err
 	}
 	m := &metrics{renewals: cs[0], lost: cs[1], failed: cs[2], conflicts: cs[3], counterReads: cs[4],
 		of: map[string]map[string]metric.MeasurementOption{}}

@@ -2,7 +2,6 @@ package move
 
 import (
 	"context"
-	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -33,15 +32,15 @@ func newRecorders(mp metric.MeterProvider, table, family string) (start, rewrite
 	if mp == nil {
 		return nil, nil, nil
 	}
-	cs, err := meters.Counters(mp, meterName,
-		meters.Counter{Name: "cellttl.move.cells.rewritten", Unit: "{cell}",
+	cs, err := meters.New(mp, meterName, ttl.ErrInvalidOption, "move.Options.Scan.MeterProvider").Counters(
+		meters.Instrument{Name: "cellttl.move.cells.rewritten", Unit: "{cell}",
 			Description: "Old cells a move rewrote in the new encoding."},
-		meters.Counter{Name: "cellttl.move.cells.skipped", Unit: "{cell}",
+		meters.Instrument{Name: "cellttl.move.cells.skipped", Unit: "{cell}",
 			Description: "Old cells a move's rewrite left without trying: expired, or kept in place because their new timestamp falls on the old side."},
-		meters.Counter{Name: "cellttl.move.conflicts", Unit: "{cell}",
+		meters.Instrument{Name: "cellttl.move.conflicts", Unit: "{cell}",
 			Description: "Old cells whose conditional rewrite the server refused: changed by a writer meanwhile, or below a newer cell they would outrank."})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: move.Options.Scan.MeterProvider: %w", ttl.ErrInvalidOption, err)
+		return nil, nil, err
 	}
 	of := func(step string) *recorder {
 		base := []attribute.KeyValue{attribute.String("cellttl.table", table), attribute.String("cellttl.family", family), attribute.String("cellttl.step", step)}

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -48,25 +47,25 @@ func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics,
 	if mp == nil {
 		return nil, nil
 	}
-	cs, err := meters.Counters(mp, meterName,
-		meters.Counter{Name: "cellttl.sweep.rounds", Unit: "{round}",
+	meter := meters.New(mp, meterName, ttl.ErrInvalidOption, "sweep.Options.Scan.MeterProvider")
+	cs, err := meter.Counters(
+		meters.Instrument{Name: "cellttl.sweep.rounds", Unit: "{round}",
 			Description: "Calls of Sweeper.Once, each the whole or the rest of a round, by outcome."},
-		meters.Counter{Name: "cellttl.sweep.events", Unit: "{event}",
+		meters.Instrument{Name: "cellttl.sweep.events", Unit: "{event}",
 			Description: "Events delivered: batches the Deliver function accepted."},
-		meters.Counter{Name: "cellttl.sweep.deletes", Unit: "{row}",
+		meters.Instrument{Name: "cellttl.sweep.deletes", Unit: "{row}",
 			Description: "Rows in which a sweep that deletes (Options.Delete) deleted expired cells."},
-		meters.Counter{Name: "cellttl.sweep.missed", Unit: "{round}",
+		meters.Instrument{Name: "cellttl.sweep.missed", Unit: "{round}",
 			Description: "Calls of Once whose report says GC may have deleted cells of the family that expired in the round before the sweep read them."},
-		meters.Counter{Name: "cellttl.sweep.unscheduled", Unit: "{event}",
+		meters.Instrument{Name: "cellttl.sweep.unscheduled", Unit: "{event}",
 			Description: "Events a reconcile sweep delivered that had no entry in the schedule: written by a writer that does not schedule."})
 	if err != nil {
-		return nil, fmt.Errorf("%w: sweep.Options.Scan.MeterProvider: %w", ttl.ErrInvalidOption, err)
+		return nil, err
 	}
-	delay, err := mp.Meter(meterName).Float64Histogram("cellttl.sweep.delivery.delay", metric.WithUnit("s"),
-		metric.WithDescription("Time from each delivered event's expiry to its delivery."),
-		metric.WithExplicitBucketBoundaries(delayBounds...))
+	delay, err := meter.Histogram(meters.Instrument{Name: "cellttl.sweep.delivery.delay", Unit: "s",
+		Description: "Time from each delivered event's expiry to its delivery."}, delayBounds...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: sweep.Options.Scan.MeterProvider: %w", ttl.ErrInvalidOption, err)
+		return nil, err
 	}
 	base := []attribute.KeyValue{attribute.String("cellttl.table", table)}
 	m := &metrics{rounds: cs[0], events: cs[1], deletes: cs[2], missed: cs[3], unscheduledEvents: cs[4], delay: delay,

@@ -5,29 +5,62 @@ package meters
 
 import (
 	"errors"
+	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
-// A Counter describes one counter: its name, UCUM unit and description.
-type Counter struct {
+// An Instrument describes one instrument: its name, UCUM unit and
+// description.
+type Instrument struct {
 	Name, Unit, Description string
 }
 
-// Counters returns the counters cs of the meter named meter of mp, in
-// order, or the errors of those mp refused.
-func Counters(mp metric.MeterProvider, meter string, cs ...Counter) ([]metric.Int64Counter, error) {
-	m := mp.Meter(meter)
+// A Meter makes the instruments of one package's meter, and refuses a
+// provider that refuses them the way every package does: with the
+// package's sentinel, naming the option that passed the provider.
+type Meter struct {
+	m       metric.Meter
+	invalid error
+	option  string
+}
+
+// New returns the meter named name of mp. A refused instrument is refused
+// with an error wrapping invalid (ttl.ErrInvalidOption, which this package
+// cannot name) and the provider's error, naming option.
+func New(mp metric.MeterProvider, name string, invalid error, option string) Meter {
+	return Meter{m: mp.Meter(name), invalid: invalid, option: option}
+}
+
+// refused wraps err, a provider's refusal, as New says.
+func (m Meter) refused(err error) error {
+	return fmt.Errorf("%w: %s: %w", m.invalid, m.option, err)
+}
+
+// Counters returns the counters cs, in order, or the errors of those the
+// provider refused.
+func (m Meter) Counters(cs ...Instrument) ([]metric.Int64Counter, error) {
 	out := make([]metric.Int64Counter, len(cs))
 	errs := make([]error, len(cs))
 	for i, c := range cs {
-		out[i], errs[i] = m.Int64Counter(c.Name, metric.WithUnit(c.Unit), metric.WithDescription(c.Description))
+		out[i], errs[i] = m.m.Int64Counter(c.Name, metric.WithUnit(c.Unit), metric.WithDescription(c.Description))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, m.refused(err)
 	}
 	return out, nil
+}
+
+// Histogram returns the histogram c with bucket bounds bounds, or the
+// provider's refusal.
+func (m Meter) Histogram(c Instrument, bounds ...float64) (metric.Float64Histogram, error) {
+	h, err := m.m.Float64Histogram(c.Name, metric.WithUnit(c.Unit), metric.WithDescription(c.Description),
+		metric.WithExplicitBucketBoundaries(bounds...))
+	if err != nil {
+		return nil, m.refused(err)
+	}
+	return h, nil
 }
 
 // Attributes returns the measurement option of the attributes base and

@@ -3,6 +3,8 @@ package meters_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -16,9 +18,9 @@ import (
 func TestCounters(t *testing.T) {
 	r := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
-	cs, err := meters.Counters(mp, "example.com/m",
-		meters.Counter{Name: "cellttl.a.one", Unit: "{cell}", Description: "one"},
-		meters.Counter{Name: "cellttl.a.two", Unit: "By", Description: "two"})
+	cs, err := meters.New(mp, "example.com/m", errInvalid, "Opt").Counters(
+		meters.Instrument{Name: "cellttl.a.one", Unit: "{cell}", Description: "one"},
+		meters.Instrument{Name: "cellttl.a.two", Unit: "By", Description: "two"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +47,37 @@ func TestCounters(t *testing.T) {
 	}
 }
 
-var errNo = errors.New("no")
+var errNo, errInvalid = errors.New("no"), errors.New("invalid")
 
 func TestCountersRefused(t *testing.T) {
-	cs, err := meters.Counters(testkit.RefusingMeters{Err: errNo}, "m", meters.Counter{Name: "cellttl.a.one"})
-	if !errors.Is(err, errNo) || cs != nil {
-		t.Errorf("got %v, %v; want no counters and the provider's error", cs, err)
+	cs, err := meters.New(testkit.RefusingMeters{Err: errNo}, "m", errInvalid, "Opt").Counters(meters.Instrument{Name: "cellttl.a.one"})
+	if !errors.Is(err, errNo) || !errors.Is(err, errInvalid) || cs != nil || !strings.Contains(err.Error(), "Opt") {
+		t.Errorf("got %v, %v; want no counters and an error wrapping the sentinel and the provider's, naming the option", cs, err)
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	r := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	h, err := meters.New(mp, "example.com/m", errInvalid, "Opt").Histogram(meters.Instrument{Name: "cellttl.a.delay", Unit: "s", Description: "delay"}, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Record(context.Background(), 5)
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	m := rm.ScopeMetrics[0].Metrics[0]
+	p := m.Data.(metricdata.Histogram[float64]).DataPoints[0]
+	if m.Name != "cellttl.a.delay" || m.Unit != "s" || m.Description != "delay" || !slices.Equal(p.Bounds, []float64{1, 10}) || !slices.Equal(p.BucketCounts, []uint64{0, 1, 0}) {
+		t.Errorf("got %s %s %q bounds %v counts %v", m.Name, m.Unit, m.Description, p.Bounds, p.BucketCounts)
+	}
+}
+
+func TestHistogramRefused(t *testing.T) {
+	h, err := meters.New(testkit.RefusingMeters{Err: errNo}, "m", errInvalid, "Opt").Histogram(meters.Instrument{Name: "cellttl.a.delay"})
+	if !errors.Is(err, errNo) || !errors.Is(err, errInvalid) || h != nil || !strings.Contains(err.Error(), "Opt") {
+		t.Errorf("got %v, %v; want no histogram and an error wrapping the sentinel and the provider's, naming the option", h, err)
 	}
 }

@@ -5,7 +5,6 @@
 package text
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -46,31 +45,4 @@ func Server(emulatorHost, project, instance string) string {
 		return "the emulator at BIGTABLE_EMULATOR_HOST=" + emulatorHost
 	}
 	return fmt.Sprintf("Cloud Bigtable, project %q instance %q (-project, -instance)", project, instance)
-}
-
-// A Duration is a time.Duration as every JSON of the module spells one: a
-// Go duration string ("1m0s"), not encoding/json's nanoseconds.
-type Duration time.Duration
-
-// MarshalJSON writes d as a Go duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON reads a Go duration string, or a number of nanoseconds,
-// which is how the module wrote durations before it wrote strings.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var ns int64
-		if json.Unmarshal(b, &ns) != nil {
-			return fmt.Errorf("a duration must be a Go duration string such as \"1h30m0s\", or nanoseconds: %s", b)
-		}
-		*d = Duration(ns)
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("a duration must be a Go duration string such as \"1h30m0s\": %w", err)
-	}
-	*d = Duration(v)
-	return nil
 }

@@ -1,7 +1,6 @@
 package text
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 )
@@ -23,27 +22,6 @@ func TestSpelling(t *testing.T) {
 	} {
 		if tt.got != tt.want {
 			t.Errorf("%q, want %q", tt.got, tt.want)
-		}
-	}
-}
-
-// TestDuration checks that a Duration is written as a Go duration string
-// and read from one or from nanoseconds, and that anything else is refused.
-func TestDuration(t *testing.T) {
-	b, err := json.Marshal(Duration(90 * time.Minute))
-	if err != nil || string(b) != `"1h30m0s"` {
-		t.Errorf("Marshal = %s, %v; want \"1h30m0s\"", b, err)
-	}
-	for in, want := range map[string]Duration{`"1m0s"`: Duration(time.Minute), `1000000000`: Duration(time.Second)} {
-		var d Duration
-		if err := json.Unmarshal([]byte(in), &d); err != nil || d != want {
-			t.Errorf("Unmarshal(%s) = %v, %v; want %v", in, time.Duration(d), err, time.Duration(want))
-		}
-	}
-	for _, bad := range []string{`"soon"`, `true`} {
-		var d Duration
-		if err := json.Unmarshal([]byte(bad), &d); err == nil {
-			t.Errorf("Unmarshal(%s) = %v, want an error", bad, time.Duration(d))
 		}
 	}
 }

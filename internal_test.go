@@ -436,6 +436,39 @@ func TestRecipeSize(t *testing.T) {
 	_ = sink
 }
 
+// TestTimestampAllocatesNothing checks that Strategy.Timestamp allocates
+// nothing for any strategy, with a grace or without, under each kind of
+// lifetime it takes: a write stamps every cell with it, and the
+// benchmarks hold it to no allocation (scripts/bench.sh).
+func TestTimestampAllocatesNothing(t *testing.T) {
+	now := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		s    Strategy
+		life Lifetime
+	}{
+		{OneSecond(), For(time.Hour)},
+		{OneSecond(), Until(now.Add(time.Hour))},
+		{Grace(OneSecond(), time.Minute), For(time.Hour)},
+		{DefaultExpiration(48 * time.Hour), Default},
+		{DefaultExpiration(48 * time.Hour), For(time.Hour)},
+		{Grace(DefaultExpiration(48*time.Hour), time.Minute), Default},
+		{SequenceNumbers(3), Version(7)},
+		{Counter(DefaultExpiration(48 * time.Hour)), Default},
+	} {
+		var ts bigtable.Timestamp
+		allocs := testing.AllocsPerRun(100, func() {
+			var err error
+			if ts, err = tc.s.Timestamp(now, tc.life); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%v.Timestamp(now, %v) makes %v allocations, want 0", tc.s, tc.life, allocs)
+		}
+		_ = ts
+	}
+}
+
 // epochNanos returns t in nanoseconds since the Unix epoch, exactly.
 func epochNanos(t time.Time) *big.Int {
 	n := new(big.Int).Mul(big.NewInt(t.Unix()), big.NewInt(1e9))

@@ -71,7 +71,7 @@ func (s defaultExpiration) valid() error {
 	if s.d <= 0 || s.d%time.Millisecond != 0 {
 		return fmt.Errorf("%w: %v: the default must be a positive whole number of milliseconds", ErrInvalidStrategy, s)
 	}
-	return checkGrace(s, s.grace)
+	return checkGrace(s.grace, s.String)
 }
 
 // Rule gives package rules the strategy's rule (see rules.Ruler).

@@ -65,7 +65,7 @@ func (oneSecond) Versions() (int, bool) { return 0, false }
 // String returns "OneSecond()", wrapped with its grace when it has one.
 func (s oneSecond) String() string { return withGrace("OneSecond()", s.grace) }
 
-func (s oneSecond) valid() error { return checkGrace(s, s.grace) }
+func (s oneSecond) valid() error { return checkGrace(s.grace, s.String) }
 
 // Rule gives package rules the strategy's rule (see rules.Ruler).
 func (s oneSecond) Rule() (rules.Strategy, error) { return checkedRule(s) }

@@ -366,11 +366,13 @@ func withGrace(name string, g time.Duration) string {
 	return fmt.Sprintf("Grace(%s, %v)", name, g)
 }
 
-// checkGrace returns nil, or the error that says why grace g of s is
-// invalid.
-func checkGrace(s Strategy, g time.Duration) error {
+// checkGrace returns nil, or the error that says why grace g of the
+// strategy named by name is invalid. It takes the strategy's String, not
+// the strategy: a strategy made an interface value would be allocated on
+// every Timestamp, which checks its grace first.
+func checkGrace(g time.Duration, name func() string) error {
 	if g < 0 || g%time.Second != 0 {
-		return fmt.Errorf("%w: %v: a grace must be a whole number of seconds, not negative (Bigtable reports GC ages in whole seconds)", ErrInvalidStrategy, s)
+		return fmt.Errorf("%w: %v: a grace must be a whole number of seconds, not negative (Bigtable reports GC ages in whole seconds)", ErrInvalidStrategy, name())
 	}
 	return nil
 }

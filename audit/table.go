@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
@@ -44,7 +42,7 @@ type Options struct {
 // It holds no connection of its own and no goroutine: it is safe for
 // concurrent use when its clients are.
 type Auditor struct {
-	admin    *bigtable.AdminClient
+	policies *policy.Tool // reads the families' GC policies
 	data     bigtable.TableAPI
 	table    string
 	families map[string]ttl.Strategy
@@ -74,7 +72,11 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 	if err := opts.Scan.Check(); err != nil {
 		return nil, fmt.Errorf("audit.New: %w", err)
 	}
-	return &Auditor{admin: admin, data: data, table: table, families: families, opts: opts}, nil
+	policies, err := policy.New(admin, nil, table, nil, policy.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("audit.New: %w", err)
+	}
+	return &Auditor{policies: policies, data: data, table: table, families: families, opts: opts}, nil
 }
 
 // Run reads the whole table and returns what it holds, family by family;
@@ -90,16 +92,9 @@ func (au *Auditor) Run(ctx context.Context) (*Report, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: audit.Run: nil context", ttl.ErrNilArgument)
 	}
-	tool, err := policy.New(au.admin, nil, au.table, nil, policy.Options{})
+	policies, err := au.policies.Policies(ctx)
 	if err != nil {
-		return nil, err
-	}
-	policies, err := tool.Policies(ctx)
-	if status.Code(err) == codes.NotFound {
 		return nil, fmt.Errorf("audit: %w", err)
-	}
-	if err != nil {
-		return nil, err
 	}
 	opts, table := au.opts, au.table
 	now := time.Now

@@ -56,11 +56,7 @@ func (f *Family) Finish(ctx context.Context) (*Report, error) {
 	}
 	r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", policy.Describe(r.Found), policy.Describe(r.Final)))
 	if !opts.DryRun {
-		tool, err := policy.New(f.admin, nil, f.table, nil, policy.Options{IgnoreWarnings: opts.IgnoreWarnings})
-		if err == nil {
-			err = tool.Set(ctx, f.family, m.To.GCPolicy())
-		}
-		if err != nil {
+		if err := f.policies.Set(ctx, f.family, m.To.GCPolicy()); err != nil {
 			return r, err
 		}
 		r.Found = r.Final

@@ -25,6 +25,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
 
@@ -87,7 +88,7 @@ type Options struct {
 // A Family is one family of a table and the move it is in, with the
 // options of its steps: Plan, Start, Rewrite and Finish.
 type Family struct {
-	admin         *bigtable.AdminClient
+	policies      *policy.Tool // reads and sets the family's GC policy
 	data          bigtable.TableAPI
 	table, family string
 	m             ttl.Move
@@ -127,7 +128,11 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table, family stri
 	}
 	opts.Scan.Table = cmp.Or(opts.Scan.Table, table)
 	opts.Scan.Work = cmp.Or(opts.Scan.Work, "move")
-	f := &Family{admin: admin, data: data, table: table, family: family, m: m, rule: *r.Move, opts: opts}
+	policies, err := policy.New(admin, nil, table, nil, policy.Options{IgnoreWarnings: opts.IgnoreWarnings})
+	if err != nil {
+		return nil, fmt.Errorf("move.New: %w", err)
+	}
+	f := &Family{policies: policies, data: data, table: table, family: family, m: m, rule: *r.Move, opts: opts}
 	if f.startRec, f.rewriteRec, err = newRecorders(opts.Scan.MeterProvider, table, family); err != nil {
 		return nil, fmt.Errorf("move.New: %w", err)
 	}

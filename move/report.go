@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
@@ -147,16 +145,9 @@ func (f *Family) report(ctx context.Context, name string) (*Report, error) {
 	if end, ok := f.rule.EndsBy(); ok {
 		r.EndsBy = end
 	}
-	tool, err := policy.New(f.admin, nil, f.table, nil, policy.Options{})
+	found, err := f.policies.Policies(ctx)
 	if err != nil {
-		return r, err
-	}
-	found, err := tool.Policies(ctx)
-	if status.Code(err) == codes.NotFound {
 		return r, fmt.Errorf("move: %w", err)
-	}
-	if err != nil {
-		return r, err
 	}
 	r.Found = found[f.family]
 	r.State = stateOf(r)

@@ -51,11 +51,7 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 	if !samePolicy(r.Found, r.Window) && !samePolicy(r.Found, r.Final) {
 		r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", policy.Describe(r.Found), policy.Describe(r.Window)))
 		if !opts.DryRun {
-			tool, err := policy.New(f.admin, nil, f.table, nil, policy.Options{IgnoreWarnings: opts.IgnoreWarnings})
-			if err == nil {
-				err = tool.Set(ctx, f.family, f.m.GCPolicy())
-			}
-			if err != nil {
+			if err := f.policies.Set(ctx, f.family, f.m.GCPolicy()); err != nil {
 				return r, err
 			}
 			r.Found = r.Window

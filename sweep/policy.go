@@ -2,11 +2,10 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"cloud.google.com/go/bigtable"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/policy"
@@ -19,22 +18,15 @@ import (
 func (r *run) policies(ctx context.Context) (map[string]bigtable.GCPolicy, error) {
 	s := r.s
 	out := map[string]bigtable.GCPolicy{}
-	if s.admin == nil {
+	if s.policies == nil {
 		for _, f := range s.fams {
 			out[f.name] = f.s.GCPolicy()
 		}
 		return out, nil
 	}
-	tool, err := policy.New(s.admin, nil, s.table, nil, policy.Options{})
+	found, err := s.policies.Policies(ctx)
 	if err != nil {
-		return nil, err
-	}
-	found, err := tool.Policies(ctx)
-	if status.Code(err) == codes.NotFound {
-		return nil, fmt.Errorf("sweep: table %q does not exist: %w", s.table, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sweep: reading the GC policies of table %q: %w", s.table, err)
+		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	for _, f := range s.fams {
 		p, ok := found[f.name]
@@ -61,16 +53,12 @@ func (r *run) schedulePolicy(ctx context.Context, policies map[string]bigtable.G
 		return nil
 	}
 	name := s.o.ScheduleTable
-	tool, err := policy.New(s.admin, nil, name, nil, policy.Options{})
-	if err != nil {
-		return err
-	}
-	found, err := tool.Policies(ctx)
-	if status.Code(err) == codes.NotFound {
+	found, err := s.schedulePolicies.Policies(ctx)
+	if errors.Is(err, policy.ErrTableNotFound) {
 		return fmt.Errorf("%w: sweep: schedule table %q of table %q does not exist: %w", policy.ErrFamilyMismatch, name, s.table, err)
 	}
 	if err != nil {
-		return fmt.Errorf("sweep: reading the GC policies of schedule table %q: %w", name, err)
+		return fmt.Errorf("sweep: schedule table %q of table %q: %w", name, s.table, err)
 	}
 	p, ok := found[schedule.Family]
 	if !ok {

@@ -70,6 +70,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 )
 
@@ -87,15 +88,17 @@ type Deliver func(ctx context.Context, events []Event) error
 // safe for use by multiple goroutines, which it serves one round at a
 // time.
 type Sweeper struct {
-	admin *bigtable.AdminClient
-	data  bigtable.TableAPI
-	table string
-	fams  []family
-	o     Options
-	now   func() time.Time
-	work  string
-	sleep func(ctx context.Context, d time.Duration) error
-	m     *metrics // nil records nothing
+	// policies reads the table's GC policies, and schedulePolicies the
+	// schedule table's; nil without an admin client (or a schedule).
+	policies, schedulePolicies *policy.Tool
+	data                       bigtable.TableAPI
+	table                      string
+	fams                       []family
+	o                          Options
+	now                        func() time.Time
+	work                       string
+	sleep                      func(ctx context.Context, d time.Duration) error
+	m                          *metrics // nil records nothing
 
 	mu sync.Mutex // held by Once
 }
@@ -115,7 +118,14 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 	if data == nil || rules.IsNilPointer(data) {
 		return nil, fmt.Errorf("%w: sweep.New: nil table", ttl.ErrNilArgument)
 	}
-	s := &Sweeper{admin: admin, data: data, table: table, o: opts, now: time.Now, sleep: sleep}
+	s := &Sweeper{data: data, table: table, o: opts, now: time.Now, sleep: sleep}
+	if admin != nil {
+		// policy.New refuses nothing else: no families, no options.
+		s.policies, _ = policy.New(admin, nil, table, nil, policy.Options{})
+		if opts.Schedule != nil {
+			s.schedulePolicies, _ = policy.New(admin, nil, opts.ScheduleTable, nil, policy.Options{})
+		}
+	}
 	if opts.Scan.Now != nil {
 		s.now = opts.Scan.Now
 	}

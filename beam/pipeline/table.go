@@ -160,6 +160,22 @@ func policies(ctx context.Context, t Table) (map[string]bigtable.GCPolicy, error
 	return tool.Policies(ctx)
 }
 
+// parseFamilies parses what the DoFns carry of each family, as text (a
+// strategy's spec, a GC policy as policy.Describe spells it), with parse,
+// naming the family whose text does not parse: how each worker rebuilds
+// what the pipeline was built with.
+func parseFamilies[T any](texts map[string]string, parse func(string) (T, error)) (map[string]T, error) {
+	out := make(map[string]T, len(texts))
+	for name, text := range texts {
+		v, err := parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: family %q: %w", name, err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
 // WriteJSON writes the elements of col, such as the one of Audit's or
 // Rewrite's PCollection, to filename as indented JSON.
 func WriteJSON(s beam.Scope, filename string, col beam.PCollection) {

@@ -61,13 +61,9 @@ func Audit(ctx context.Context, s beam.Scope, cfg AuditConfig) (beam.PCollection
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	shards, n, err := ReadShards(ctx, s, cfg.Table)
-	if err != nil {
-		return beam.PCollection{}, err
-	}
-	s = s.Scope("Audit")
-	audits := beam.ParDo(s, fn, shards)
-	return beam.Combine(s, &mergeAuditsFn{Table: cfg.Table.Table, Now: fn.Now, Values: cfg.Values, Shards: n}, audits), nil
+	return perShard(ctx, s, cfg.Table, "Audit", fn, func(n int) any {
+		return &mergeAuditsFn{Table: cfg.Table.Table, Now: fn.Now, Values: cfg.Values, Shards: n}
+	})
 }
 
 // newAuditShardFn checks cfg, reads the table's GC policies and returns

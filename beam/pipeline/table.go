@@ -98,6 +98,19 @@ func ReadShards(ctx context.Context, s beam.Scope, t Table) (beam.PCollection, i
 	return beam.Reshuffle(s, beam.CreateList(s, shards)), len(shards), nil
 }
 
+// perShard is Audit's and Rewrite's pipeline: the table's shards
+// (ReadShards), each given to fn in the scope name, and what fn emits
+// combined into the table's by the combiner combine returns for the
+// number of shards.
+func perShard(ctx context.Context, s beam.Scope, t Table, name string, fn any, combine func(shards int) any) (beam.PCollection, error) {
+	shards, n, err := ReadShards(ctx, s, t)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	s = s.Scope(name)
+	return beam.Combine(s, combine(n), beam.ParDo(s, fn, shards)), nil
+}
+
 // shardReader is what a DoFn over the shards of ReadShards embeds: the
 // table, carried to the workers, and the client each worker opens for it.
 // Its Setup and Teardown are the DoFn's; read reads one shard.

@@ -2,8 +2,11 @@ package scan
 
 import (
 	"context"
+	"fmt"
 
 	"cloud.google.com/go/bigtable"
+
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // ReadShard reads the rows of shard s of data through filter, calls each
@@ -165,3 +168,8 @@ func CountCell(key string, it bigtable.ReadItem) Count {
 
 // Add adds o to c.
 func (c *Count) Add(o Count) { c.Cells += o.Cells; c.Bytes += o.Bytes }
+
+// String prints the count as reports spell it: "3 cells (1.5 KiB)".
+func (c Count) String() string {
+	return fmt.Sprintf("%s (%s)", text.Plural(int(c.Cells), "cell", "cells"), text.Bytes(c.Bytes))
+}

@@ -354,3 +354,38 @@ func TestCount(t *testing.T) {
 		t.Errorf("Add = %+v, want %+v", c, want)
 	}
 }
+
+// TestCountString spells a count as reports do, the cells and their bytes.
+func TestCountString(t *testing.T) {
+	for c, want := range map[scan.Count]string{
+		{}:                        "0 cells (0 B)",
+		{Cells: 1, Bytes: 21}:     "1 cell (21 B)",
+		{Cells: 3, Bytes: 1536}:   "3 cells (1.5 KiB)",
+		{Cells: 1880, Bytes: 5e6}: "1880 cells (4.8 MiB)",
+	} {
+		if got := c.String(); got != want {
+			t.Errorf("%+v: %q, want %q", c, got, want)
+		}
+	}
+}
+
+// TestStatsString says what was read, and whether the counts are exact,
+// partial or estimates.
+func TestStatsString(t *testing.T) {
+	for _, tt := range []struct {
+		s    scan.Stats
+		want string
+	}{
+		{scan.Stats{Shards: 64, ShardsRead: 64, Reads: 70, RowsSeen: 2000, CellsSeen: 3000, CellsReturned: 1880},
+			"64 shards, 70 reads, 2000 rows and 3000 cells seen, 1880 cells returned"},
+		{scan.Stats{Shards: 1, ShardsRead: 1, Reads: 1, RowsSeen: 1, CellsSeen: 1, CellsReturned: 1},
+			"1 shard, 1 read, 1 row and 1 cell seen, 1 cell returned"},
+		{scan.Stats{Shards: 64, ShardsRead: 12, Reads: 12}, "12 of 64 shards read (partial), 12 reads, 0 rows and 0 cells seen, 0 cells returned"},
+		{scan.Stats{Shards: 8, Sampled: 2, ShardsRead: 2, Reads: 2}, "a sample of 2 ranges of 8 shards (estimates: counts ×4.0), 2 reads, 0 rows and 0 cells seen, 0 cells returned"},
+		{scan.Stats{Shards: 8, Sampled: 2, ShardsRead: 1, Reads: 1}, "1 of a sample of 2 ranges of 8 shards read (partial), 1 read, 0 rows and 0 cells seen, 0 cells returned"},
+	} {
+		if got := tt.s.String(); got != tt.want {
+			t.Errorf("%+v:\n%q, want\n%q", tt.s, got, tt.want)
+		}
+	}
+}

@@ -2,6 +2,9 @@ package scan
 
 import (
 	"encoding/json"
+	"fmt"
+
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // The counting rules. Progress, Stats and the scan's metrics count by
@@ -108,6 +111,27 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Complete bool `json:"complete"`
 		Estimate bool `json:"estimate"`
 	}{plain(s), s.Complete(), s.Estimate()})
+}
+
+// String says what the work read, and whether its counts are exact,
+// partial or estimates, such as
+// "64 shards, 70 reads, 2000 rows and 3000 cells seen, 1880 cells returned",
+// or "12 of 64 shards read (partial), ..." for work that stopped early.
+func (s Stats) String() string {
+	var shards string
+	switch {
+	case s.Sampled > 0:
+		shards = fmt.Sprintf("a sample of %d ranges of %d shards (estimates: counts ×%.1f)", s.Sampled, s.Shards, s.Scale())
+		if s.ShardsRead < s.Sampled {
+			shards = fmt.Sprintf("%d of a sample of %d ranges of %d shards read (partial)", s.ShardsRead, s.Sampled, s.Shards)
+		}
+	case s.ShardsRead < s.Shards:
+		shards = fmt.Sprintf("%d of %d shards read (partial)", s.ShardsRead, s.Shards)
+	default:
+		shards = text.Plural(s.Shards, "shard", "shards")
+	}
+	return fmt.Sprintf("%s, %s, %s and %s seen, %s returned", shards, text.Plural(s.Reads, "read", "reads"),
+		text.Plural(s.RowsSeen, "row", "rows"), text.Plural(s.CellsSeen, "cell", "cells"), text.Plural(s.CellsReturned, "cell", "cells"))
 }
 
 // Scale returns the factor that scales counts of the ranges read to the

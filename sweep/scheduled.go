@@ -10,7 +10,6 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
-	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 )
@@ -194,22 +193,8 @@ func (r *run) entries(ctx context.Context, salt int, c *scan.ShardProgress) (map
 
 // unschedule deletes the schedule's entries keys, served.
 func (r *run) unschedule(ctx context.Context, keys []string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	muts := make([]*bigtable.Mutation, len(keys))
-	for i := range muts {
-		muts[i] = bigtable.NewMutation()
-		muts[i].DeleteRow()
-	}
-	errs, err := r.s.o.Schedule.ApplyBulk(ctx, keys, muts)
-	if err != nil {
-		return fmt.Errorf("sweep: deleting %s served from schedule table %q: %w", text.Plural(len(keys), "entry", "entries"), r.s.o.ScheduleTable, err)
-	}
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("sweep: deleting entry %q from schedule table %q: %w", keys[i], r.s.o.ScheduleTable, err)
-		}
+	if err := schedule.Delete(ctx, r.s.o.Schedule, r.s.o.ScheduleTable, keys); err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
@@ -62,13 +61,9 @@ func Audit(ctx context.Context, s beam.Scope, cfg AuditConfig) (beam.PCollection
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	shards, n, err := ReadShards(ctx, s, cfg.Table)
-	if err != nil {
-		return beam.PCollection{}, err
-	}
-	s = s.Scope("Audit")
-	audits := beam.ParDo(s, fn, shards)
-	return beam.Combine(s, &mergeAuditsFn{Table: cfg.Table.Table, Now: fn.Now, Values: cfg.Values, Shards: n}, audits), nil
+	return perShard(ctx, s, cfg.Table, "Audit", fn, func(n int) any {
+		return &mergeAuditsFn{Table: cfg.Table.Table, Now: fn.Now, Values: cfg.Values, Shards: n}
+	})
 }
 
 // newAuditShardFn checks cfg, reads the table's GC policies and returns
@@ -114,21 +109,13 @@ type auditShardFn struct {
 
 // newAudit returns an empty audit of one shard.
 func (fn *auditShardFn) newAudit() (*audit.Report, error) {
-	strategies := make(map[string]ttl.Strategy, len(fn.Families))
-	for name, text := range fn.Families {
-		s, err := spec.Parse(text)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: family %q: %w", name, err)
-		}
-		strategies[name] = s
+	strategies, err := parseFamilies(fn.Families, spec.Parse)
+	if err != nil {
+		return nil, err
 	}
-	policies := make(map[string]bigtable.GCPolicy, len(fn.Policies))
-	for name, text := range fn.Policies {
-		p, err := policy.Parse(text)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: family %q: %w", name, err)
-		}
-		policies[name] = p
+	policies, err := parseFamilies(fn.Policies, policy.Parse)
+	if err != nil {
+		return nil, err
 	}
 	a, err := audit.NewReport(fn.Table.Table, fn.Now, strategies, policies, fn.Values)
 	if err != nil {

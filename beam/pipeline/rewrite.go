@@ -138,13 +138,9 @@ func Rewrite(ctx context.Context, s beam.Scope, cfg RewriteConfig) (beam.PCollec
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	shards, n, err := ReadShards(ctx, s, cfg.Table)
-	if err != nil {
-		return beam.PCollection{}, err
-	}
-	s = s.Scope("Rewrite")
-	done := beam.ParDo(s, fn, shards)
-	return beam.Combine(s, &sumRewritesFn{Result: fn.result(m), Shards: n}, done), nil
+	return perShard(ctx, s, cfg.Table, "Rewrite", fn, func(n int) any {
+		return &sumRewritesFn{Result: fn.result(m), Shards: n}
+	})
 }
 
 // newRewriteShardFn checks cfg, and the table's family, and returns the

@@ -144,13 +144,9 @@ type roundSpec struct {
 // events of columns or rows, the same round's cell events, which count
 // the cells expired; nil for cell events, which are those cells.
 func (rs roundSpec) rounds(data bigtable.TableAPI) (round, cells *sweep.Round, err error) {
-	strategies := make(map[string]ttl.Strategy, len(rs.Families))
-	for name, text := range rs.Families {
-		s, err := spec.Parse(text)
-		if err != nil {
-			return nil, nil, fmt.Errorf("pipeline: family %q: %w", name, err)
-		}
-		strategies[name] = s
+	strategies, err := parseFamilies(rs.Families, spec.Parse)
+	if err != nil {
+		return nil, nil, err
 	}
 	round, err = rs.round(data, strategies, rs.Granularity)
 	if err == nil && rs.Granularity != sweep.Cell {

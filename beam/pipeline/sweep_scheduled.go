@@ -226,19 +226,8 @@ func (fn *deleteEntriesFn) flush(ctx context.Context, deleted func(*SweepResult)
 	if len(keys) == 0 {
 		return nil
 	}
-	muts := make([]*bigtable.Mutation, len(keys))
-	for i := range muts {
-		muts[i] = bigtable.NewMutation()
-		muts[i].DeleteRow()
-	}
-	errs, err := fn.tbl.ApplyBulk(ctx, keys, muts)
-	if err != nil {
-		return fmt.Errorf("pipeline: deleting %d entries served from schedule table %q: %w", len(keys), fn.Table.Table, err)
-	}
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("pipeline: deleting entry %q from schedule table %q: %w", keys[i], fn.Table.Table, err)
-		}
+	if err := schedule.Delete(ctx, fn.tbl, fn.Table.Table, keys); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
 	}
 	entriesDeleted.Inc(ctx, int64(len(keys)))
 	deleted(&SweepResult{EntriesDeleted: int64(len(keys))})

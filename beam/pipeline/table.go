@@ -98,6 +98,19 @@ func ReadShards(ctx context.Context, s beam.Scope, t Table) (beam.PCollection, i
 	return beam.Reshuffle(s, beam.CreateList(s, shards)), len(shards), nil
 }
 
+// perShard is Audit's and Rewrite's pipeline: the table's shards
+// (ReadShards), each given to fn in the scope name, and what fn emits
+// combined into the table's by the combiner combine returns for the
+// number of shards.
+func perShard(ctx context.Context, s beam.Scope, t Table, name string, fn any, combine func(shards int) any) (beam.PCollection, error) {
+	shards, n, err := ReadShards(ctx, s, t)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	s = s.Scope(name)
+	return beam.Combine(s, combine(n), beam.ParDo(s, fn, shards)), nil
+}
+
 // shardReader is what a DoFn over the shards of ReadShards embeds: the
 // table, carried to the workers, and the client each worker opens for it.
 // Its Setup and Teardown are the DoFn's; read reads one shard.
@@ -158,6 +171,22 @@ func policies(ctx context.Context, t Table) (map[string]bigtable.GCPolicy, error
 		return nil, err
 	}
 	return tool.Policies(ctx)
+}
+
+// parseFamilies parses what the DoFns carry of each family, as text (a
+// strategy's spec, a GC policy as policy.Describe spells it), with parse,
+// naming the family whose text does not parse: how each worker rebuilds
+// what the pipeline was built with.
+func parseFamilies[T any](texts map[string]string, parse func(string) (T, error)) (map[string]T, error) {
+	out := make(map[string]T, len(texts))
+	for name, text := range texts {
+		v, err := parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: family %q: %w", name, err)
+		}
+		out[name] = v
+	}
+	return out, nil
 }
 
 // WriteJSON writes the elements of col, such as the one of Audit's or

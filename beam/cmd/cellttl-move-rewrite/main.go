@@ -19,7 +19,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/cellttl/ttl/beam/cmd/internal/launch"
-	"github.com/cellttl/ttl/beam/internal/text"
 	"github.com/cellttl/ttl/beam/pipeline"
 	"github.com/cellttl/ttl/spec"
 )
@@ -116,20 +115,21 @@ func main() {
 // old encoding is still written until then.
 func notYet(now, start time.Time) error {
 	if now.Before(start) {
-		return fmt.Errorf("the move starts at %s, it is %s (-now): run the rewrite after the start", text.Time(start), text.Time(now))
+		return fmt.Errorf("the move starts at %s (-start), it is %s (-now): run the rewrite after the start",
+			start.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 	}
 	return nil
 }
 
-// report prints what the rewrite did, as cellttl move rewrite says it.
+// report prints what the rewrite did: the old cells' counts, as
+// move.Counts has them.
 func report(r *pipeline.RewriteResult) {
-	verb := "rewrote"
+	rewritten := "rewritten in the new encoding"
 	if r.DryRun {
-		verb = "would rewrite"
+		rewritten = "that would be rewritten in the new encoding"
 	}
-	fmt.Printf("table %q family %q, %s at %s: %s %s in the new encoding; %s left (changed meanwhile, or below a newer cell); %s already expired\n",
-		r.Table, r.Family, r.Move, text.Time(r.Now), verb, text.Plural(int(r.Rewritten), "old cell", "old cells"),
-		text.Plural(int(r.Kept), "cell", "cells"), text.Plural(int(r.Expired), "cell", "cells"))
+	fmt.Printf("table %q family %q, %s at %s: old cells %s: %d; left (changed meanwhile, or below a newer cell): %d; already expired: %d\n",
+		r.Table, r.Family, r.Move, r.Now.UTC().Format(time.RFC3339Nano), rewritten, r.Rewritten, r.Kept, r.Expired)
 	if r.DryRun {
 		fmt.Println("dry run: nothing changed; run again without -dry-run")
 		return

@@ -10,7 +10,7 @@ import (
 func TestNotYet(t *testing.T) {
 	start := time.Date(2030, 4, 30, 9, 0, 0, 0, time.UTC)
 	err := notYet(start.Add(-time.Hour), start)
-	if err == nil || err.Error() != "the move starts at 2030-04-30T09:00:00.000Z, it is 2030-04-30T08:00:00.000Z (-now): run the rewrite after the start" {
+	if err == nil || err.Error() != "the move starts at 2030-04-30T09:00:00Z (-start), it is 2030-04-30T08:00:00Z (-now): run the rewrite after the start" {
 		t.Errorf("before the start: %v", err)
 	}
 	for _, now := range []time.Time{start, start.Add(time.Minute)} {

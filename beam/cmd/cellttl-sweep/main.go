@@ -27,7 +27,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/cellttl/ttl/beam/cmd/internal/launch"
-	"github.com/cellttl/ttl/beam/internal/text"
 	"github.com/cellttl/ttl/beam/pipeline"
 	"github.com/cellttl/ttl/spec"
 	"github.com/cellttl/ttl/sweep"
@@ -135,30 +134,29 @@ func config() (pipeline.SweepConfig, error) {
 		cfg.Until = cfg.Now.Add(-*margin).Truncate(time.Millisecond)
 	}
 	if !cfg.Until.After(cfg.From) && !until.t.IsZero() {
-		return cfg, fmt.Errorf("-until %s is not after -from %s: a round ends after it starts", text.Time(cfg.Until), text.Time(cfg.From))
+		return cfg, fmt.Errorf("-until %s is not after -from %s: a round ends after it starts", &until, &from)
 	}
 	if !cfg.Until.After(cfg.From) {
 		return cfg, fmt.Errorf("%w: -from %s is not before the round's end, %s: nothing has expired since; run the round later",
-			errNotYet, text.Time(cfg.From), text.Time(cfg.Until))
+			errNotYet, &from, cfg.Until.UTC().Format(time.RFC3339Nano))
 	}
 	return cfg, nil
 }
 
 // printResult prints what the round did, summed up on one line as
 // package sweep sums up a round, then where the events and counts went,
-// what was read, and the next round's -from.
+// what was read (as scan.Stats says it), and the next round's -from.
 func printResult(r *pipeline.SweepResult, reportFile string) {
 	fmt.Println(r.Report())
-	fmt.Printf("  events written to %s; expired cells' bytes: %s", r.Output, text.Bytes(r.Expired.Bytes))
+	fmt.Printf("  events written to %s; expired: %s", r.Output, r.Expired)
 	if r.Delete && r.Schedule != "" {
-		fmt.Printf("; %s of the schedule deleted", text.Plural(int(r.EntriesDeleted), "entry", "entries"))
+		fmt.Printf("; entries of the schedule deleted: %d", r.EntriesDeleted)
 	}
 	through := ""
 	if r.Schedule != "" {
 		through = fmt.Sprintf(" through schedule table %q (its entries included)", r.Schedule)
 	}
-	fmt.Printf("\n  read %s returned of %s seen, in %s%s; counts in %s\n", text.Plural(r.Read.CellsReturned, "cell", "cells"),
-		text.Plural(r.Read.CellsSeen, "cell", "cells"), text.Plural(r.Read.Reads, "request", "requests"), through, reportFile)
+	fmt.Printf("\n  read %s%s; counts in %s\n", r.Read, through, reportFile)
 	if r.Complete() {
 		fmt.Printf("next round: -from %s\n", r.Until.UTC().Format(time.RFC3339Nano))
 	}

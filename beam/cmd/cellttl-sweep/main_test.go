@@ -29,7 +29,7 @@ func TestConfigNotYet(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := config()
-	if err == nil || errors.Is(err, errNotYet) || err.Error() != "-until 2030-04-30T08:00:00.000Z is not after -from 2030-04-30T09:00:00.000Z: a round ends after it starts" {
+	if err == nil || errors.Is(err, errNotYet) || err.Error() != "-until 2030-04-30T08:00:00Z is not after -from 2030-04-30T09:00:00Z: a round ends after it starts" {
 		t.Errorf("-until before -from: %v, want a bad command line", err)
 	}
 	if err := flag.Set("until", "2030-04-30T09:30:00Z"); err != nil {
@@ -66,8 +66,8 @@ func TestConfigSchedule(t *testing.T) {
 	r := &pipeline.SweepResult{Table: "t", Granularity: "cell", Output: "/tmp/x", Events: 3, Delete: true, Deleted: 2,
 		Schedule: "t_sched", EntriesDeleted: 5, Read: scan.Stats{Reads: 70, Shards: 64, ShardsRead: 64}}
 	out := captureStdout(t, func() { printResult(r, "/tmp/x.report.json") })
-	for _, want := range []string{": complete; 3 cell events, 0 cells expired, deleted in 2 rows\n", "; 5 entries of the schedule deleted\n",
-		`in 70 requests through schedule table "t_sched"`} {
+	for _, want := range []string{": complete; 3 cell events, 0 cells expired, deleted in 2 rows\n", "expired: 0 cells (0 B); entries of the schedule deleted: 5\n",
+		`read 64 shards, 70 reads, 0 rows and 0 cells seen, 0 cells returned through schedule table "t_sched"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the result printed:\n%s\nwant %q in it", out, want)
 		}

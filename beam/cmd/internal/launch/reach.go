@@ -10,7 +10,6 @@ import (
 
 	"cloud.google.com/go/bigtable"
 
-	"github.com/cellttl/ttl/beam/internal/text"
 	"github.com/cellttl/ttl/beam/pipeline"
 )
 
@@ -35,7 +34,7 @@ func Reach(ctx context.Context, t pipeline.Table, timeout time.Duration) error {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	where := text.Server(os.Getenv("BIGTABLE_EMULATOR_HOST"), t.Project, t.Instance)
+	where := server(t)
 	admin, err := bigtable.NewAdminClient(ctx, t.Project, t.Instance)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrUnreachable, where, err)
@@ -47,6 +46,16 @@ func Reach(ctx context.Context, t pipeline.Table, timeout time.Duration) error {
 		return fmt.Errorf("%w: %s did not answer within -connect-timeout %v", ErrUnreachable, where, timeout)
 	}
 	return nil
+}
+
+// server says which Bigtable the job talks to and where that came from:
+// the emulator at BIGTABLE_EMULATOR_HOST when it is set, otherwise Cloud
+// Bigtable by the project and instance the flags give.
+func server(t pipeline.Table) string {
+	if host := os.Getenv("BIGTABLE_EMULATOR_HOST"); host != "" {
+		return "the emulator at BIGTABLE_EMULATOR_HOST=" + host
+	}
+	return fmt.Sprintf("Cloud Bigtable, project %q instance %q (-bigtable-project or -project, -instance)", t.Project, t.Instance)
 }
 
 // ownDurations are the duration flags of this module's commands. Beam's

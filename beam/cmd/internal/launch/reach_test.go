@@ -33,6 +33,16 @@ func TestReach(t *testing.T) {
 	}
 }
 
+// TestServerCloud names the project and instance, and the flags that
+// give them, when no emulator is set.
+func TestServerCloud(t *testing.T) {
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
+	got := server(pipeline.Table{Project: "p", Instance: "i", Table: "t"})
+	if want := `Cloud Bigtable, project "p" instance "i" (-bigtable-project or -project, -instance)`; got != want {
+		t.Errorf("server = %q, want %q", got, want)
+	}
+}
+
 // TestNegativeDurations refuses a negative duration flag, naming it.
 func TestNegativeDurations(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)

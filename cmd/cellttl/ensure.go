@@ -113,13 +113,11 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	scanOpts := progress.options(c)
-	scanOpts.Now = c.clock()
 	tool, err := policy.New(admin, client.Open(c.table), c.table, strategies, policy.Options{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
-		Scan:           scanOpts,
+		Scan:           progress.options(c),
 	})
 	if err != nil {
 		return fail(stderr, "ensure", err)

@@ -230,7 +230,6 @@ func (c *config) moveOptions(progress *progressLine) move.Options {
 		AppProfile:     c.appProfile,
 		Scan:           progress.options(c),
 	}
-	o.Scan.Now = c.clock()
 	if c.checkpoint != "" {
 		o.Checkpoint = scan.FileCheckpoint(c.checkpoint)
 	}

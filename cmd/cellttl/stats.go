@@ -76,12 +76,10 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 	progress := newProgress(c, stderr)
-	scanOpts := progress.options(c)
-	scanOpts.Now = c.clock()
 	auditor, err := audit.New(admin, client.Open(c.table), c.table, strategies, audit.Options{
 		Values:     c.values,
 		AllBuckets: c.allBuckets,
-		Scan:       scanOpts,
+		Scan:       progress.options(c),
 	})
 	if err != nil {
 		progress.end()

@@ -48,16 +48,12 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if code := scheduleAhead(c, "check", strategies, stderr); code != exitOK {
 		return code
 	}
-	admin, err := adminClient(ctx, c)
+	k, err := connect(ctx, c, c.table)
 	if err != nil {
 		return fail(stderr, "check", err)
 	}
-	defer admin.Close()
-	found, err := reach(ctx, c, admin)
-	if err != nil {
-		return fail(stderr, "check", err)
-	}
-	tool, err := policy.New(admin, nil, c.table, strategies, policy.Options{})
+	defer k.close()
+	tool, err := policy.New(k.admin, nil, c.table, strategies, policy.Options{})
 	if err != nil {
 		return fail(stderr, "check", err)
 	}
@@ -85,7 +81,7 @@ func runCheck(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	}
 	schedBad := sched.report(stderr)
 	if errors.Is(err, policy.ErrFamilyMismatch) {
-		checkMismatch(c, found, statuses, stderr)
+		checkMismatch(c, k.found, statuses, stderr)
 		return exitMismatch
 	}
 	if err != nil {

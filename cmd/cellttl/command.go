@@ -82,6 +82,70 @@ func dataClient(ctx context.Context, c *config) (*bigtable.Client, error) {
 	return client, nil
 }
 
+// clients are what a command that reads a table works with: the admin
+// client, the families reach found in the table, and the data client once
+// opened. close closes both.
+type clients struct {
+	admin *bigtable.AdminClient
+	data  *bigtable.Client // nil until openData
+	found tableFamilies
+}
+
+// connect opens the admin client and reaches table (c's table, or its
+// schedule table), so that a command's first error names the server, the
+// table or its families.
+func connect(ctx context.Context, c *config, table string) (*clients, error) {
+	admin, err := adminClient(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	tc := *c
+	tc.table = table
+	found, err := reach(ctx, &tc, admin)
+	if err != nil {
+		admin.Close()
+		return nil, err
+	}
+	return &clients{admin: admin, found: found}, nil
+}
+
+// connectFamilies connects to c's table, refuses names it lacks (naming
+// the one it may have meant) and opens the data client: how the commands
+// that read the families begin.
+func connectFamilies(ctx context.Context, c *config, names []string) (*clients, error) {
+	k, err := connect(ctx, c, c.table)
+	if err != nil {
+		return nil, err
+	}
+	err = k.found.unknown(c, names)
+	if err == nil {
+		err = k.openData(ctx, c)
+	}
+	if err != nil {
+		k.close()
+		return nil, err
+	}
+	return k, nil
+}
+
+// openData opens the data client.
+func (k *clients) openData(ctx context.Context, c *config) error {
+	client, err := dataClient(ctx, c)
+	if err != nil {
+		return err
+	}
+	k.data = client
+	return nil
+}
+
+// close closes the clients.
+func (k *clients) close() {
+	if k.data != nil {
+		k.data.Close()
+	}
+	k.admin.Close()
+}
+
 // newFlagSet defines the flags of cmd on c: the common ones, then the
 // command's own. It prints nothing: parse errors are returned.
 func newFlagSet(cmd *command, c *config) *flag.FlagSet {

@@ -90,16 +90,13 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if code := scheduleAhead(c, "ensure", strategies, stderr); code != exitOK {
 		return code
 	}
-	admin, err := adminClient(ctx, c)
+	k, err := connect(ctx, c, c.table)
 	if err != nil {
 		return fail(stderr, "ensure", err)
 	}
-	defer admin.Close()
-	found, err := reach(ctx, c, admin)
-	if err != nil {
-		return fail(stderr, "ensure", err)
-	}
-	if err := found.unknown(c, c.families.Names()); err != nil && !c.create {
+	defer k.close()
+	admin := k.admin
+	if err := k.found.unknown(c, c.families.Names()); err != nil && !c.create {
 		fmt.Fprintf(stderr, "cellttl ensure: %v\n", err)
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; give -create to create it (check the name first)")
 		return exitMismatch
@@ -107,19 +104,16 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if code := scheduleToCreate(ctx, c, admin, stderr); code != exitOK {
 		return code
 	}
-	client, err := dataClient(ctx, c)
-	if err != nil {
+	if err := k.openData(ctx, c); err != nil {
 		return fail(stderr, "ensure", err)
 	}
-	defer client.Close()
+	client := k.data
 	progress := newProgress(c, stderr)
-	scanOpts := progress.options(c)
-	scanOpts.Now = c.clock()
 	tool, err := policy.New(admin, client.Open(c.table), c.table, strategies, policy.Options{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
-		Scan:           scanOpts,
+		Scan:           progress.options(c),
 	})
 	if err != nil {
 		return fail(stderr, "ensure", err)

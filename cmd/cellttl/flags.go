@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cellttl/ttl"
@@ -97,14 +98,30 @@ func nowFlag(fs *flag.FlagSet, c *config) {
 	fs.Var(&c.now, "now", "judge the cells at this `time` (RFC 3339) instead of the clock's now")
 }
 
-// clock returns the instant -now gives as a clock, or nil (the clock's
-// now) without it, as the library's options take it.
+// clock returns the clock one tool is given (Options.Scan.Now), or nil
+// (the clock's now) without -now. Its first reading is -now: a tool reads
+// its clock once, before it scans, for the instant it judges cells at.
+// Later readings advance from -now with real time, because the scan times
+// its progress with the same clock: one stopped at -now showed no elapsed
+// time and no rate. Each tool takes a clock of its own. The sweep reads
+// its clock again for its window, and takes sweepClock.
 func (c *config) clock() func() time.Time {
 	if c.now.t.IsZero() {
 		return nil
 	}
-	t := c.now.t
-	return func() time.Time { return t }
+	var (
+		once    sync.Once
+		started time.Time
+	)
+	at := c.now.t
+	return func() time.Time {
+		first := false
+		once.Do(func() { started, first = time.Now(), true })
+		if first {
+			return at
+		}
+		return at.Add(time.Since(started))
+	}
 }
 
 // judgedAt returns the instant of -now, or the clock's now.

@@ -70,24 +70,12 @@ type inspectedCell struct {
 // because it is the command's one straight path, flags to exit status.
 func runInspect(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	at := c.judgedAt()
-	admin, err := adminClient(ctx, c)
+	k, err := connectFamilies(ctx, c, append(c.families.Names(), c.others...))
 	if err != nil {
 		return fail(stderr, "inspect", err)
 	}
-	defer admin.Close()
-	found, err := reach(ctx, c, admin)
-	if err == nil {
-		err = found.unknown(c, append(c.families.Names(), c.others...))
-	}
-	if err != nil {
-		return fail(stderr, "inspect", err)
-	}
-	client, err := dataClient(ctx, c)
-	if err != nil {
-		return fail(stderr, "inspect", err)
-	}
-	defer client.Close()
-	raw := client.Open(c.table)
+	defer k.close()
+	raw := k.data.Open(c.table)
 	tbl, readOpts, err := inspectTable(c, raw, at)
 	if err != nil {
 		return fail(stderr, "inspect", err)

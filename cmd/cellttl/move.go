@@ -230,7 +230,6 @@ func (c *config) moveOptions(progress *progressLine) move.Options {
 		AppProfile:     c.appProfile,
 		Scan:           progress.options(c),
 	}
-	o.Scan.Now = c.clock()
 	if c.checkpoint != "" {
 		o.Checkpoint = scan.FileCheckpoint(c.checkpoint)
 	}
@@ -259,23 +258,12 @@ type moveStepFunc = func(*move.Family, context.Context) (*move.Report, error)
 // schedule, the dry run) in the order the command makes them.
 func runMoveStep(step moveStepFunc, changes bool) moveRun {
 	return func(ctx context.Context, c *config, name string, m ttl.Move, stdout, stderr io.Writer) int {
-		admin, err := adminClient(ctx, c)
+		k, err := connectFamilies(ctx, c, c.families.Names())
 		if err != nil {
 			return fail(stderr, name, err)
 		}
-		defer admin.Close()
-		found, err := reach(ctx, c, admin)
-		if err == nil {
-			err = found.unknown(c, c.families.Names())
-		}
-		if err != nil {
-			return fail(stderr, name, err)
-		}
-		client, err := dataClient(ctx, c)
-		if err != nil {
-			return fail(stderr, name, err)
-		}
-		defer client.Close()
+		defer k.close()
+		admin, client := k.admin, k.data
 		progress := newProgress(c, stderr)
 		opts := c.moveOptions(progress)
 		moveSchedule(c, client, &opts)

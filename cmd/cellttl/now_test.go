@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,6 +11,8 @@ import (
 	"cloud.google.com/go/bigtable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cellttl/ttl/audit"
 )
 
 // TestNow is issue 21's fifth finding: one -now on every command that
@@ -65,5 +69,45 @@ func TestNow(t *testing.T) {
 			continue
 		}
 		assert.Contains(t, stdout, "  -now time\n    \tjudge the cells at this time (RFC 3339) instead of the clock's now\n", cmd.name)
+	}
+}
+
+// TestNowTimesProgress: -now fixes the instant cells are judged at, not the
+// clock the scan times its progress with. The clock stopped at -now made
+// every progress line read no elapsed time and no rate.
+func TestNowTimesProgress(t *testing.T) {
+	_, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": bigtable.MaxAgePolicy(time.Second)})
+	at := time.Date(2030, 4, 30, 10, 30, 0, 0, time.UTC)
+	put(t, raw, "u1", "sess", "token", at.Add(time.Hour))
+	c, err := parse(statsCommand, append(append([]string{}, on...), "-family", "sess=onesecond", "-now", at.Format(time.RFC3339)))
+	require.NoError(t, err)
+	strategies, err := c.strategies()
+	require.NoError(t, err)
+	ctx := context.Background()
+	admin, err := adminClient(ctx, c)
+	require.NoError(t, err)
+	defer admin.Close()
+	client, err := dataClient(ctx, c)
+	require.NoError(t, err)
+	defer client.Close()
+
+	var term bytes.Buffer
+	progress := &progressLine{w: &term, terminal: true}
+	auditor, err := audit.New(admin, client.Open(c.table), c.table, strategies, audit.Options{Scan: progress.options(c)})
+	require.NoError(t, err)
+	report, err := auditor.Run(ctx)
+	require.NoError(t, err)
+	progress.end()
+
+	assert.True(t, report.Now.Equal(at), "judged at -now: %s", report.Now)
+	assert.Equal(t, int64(1), report.Families[0].Live.Cells, "live at -now")
+	assert.Positive(t, progress.last.Elapsed, "the scan's progress times the work")
+	assert.Contains(t, term.String(), " rows/s", "and shows its rate")
+
+	// Each tool's clock starts at -now; the sweep's stays there, since it
+	// reads its clock for its window too.
+	for i := 0; i < 2; i++ {
+		assert.Equal(t, at, c.clock()(), "a new tool's first reading")
+		assert.Equal(t, at, c.sweepClock()())
 	}
 }

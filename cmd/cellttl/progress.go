@@ -39,9 +39,10 @@ func newProgress(c *config, stderr io.Writer) *progressLine {
 	return p
 }
 
-// options returns the scan options that report to the line.
+// options returns the scan options of one tool, which report to the
+// line, with the tool's clock.
 func (p *progressLine) options(c *config) scan.Options {
-	o := scan.Options{Workers: c.workers, Sample: c.sample}
+	o := scan.Options{Workers: c.workers, Sample: c.sample, Now: c.clock()}
 	if p == nil {
 		return o
 	}

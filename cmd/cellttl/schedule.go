@@ -136,13 +136,11 @@ func ensureSchedule(ctx context.Context, c *config, admin *bigtable.AdminClient,
 		return code
 	}
 	progress := newProgress(c, stderr)
-	scanOpts := progress.options(c)
-	scanOpts.Now = c.clock()
 	schedTool, serr := policy.New(admin, nil, c.table, strategies, policy.Options{
 		DryRun:         !c.apply,
 		AllowDataLoss:  c.allowDataLoss,
 		IgnoreWarnings: c.ignoreWarnings,
-		Scan:           scanOpts,
+		Scan:           progress.options(c),
 	})
 	var sched *policy.Plan
 	if serr == nil {

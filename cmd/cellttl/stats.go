@@ -58,30 +58,16 @@ func runStats(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if c.schedule != "" {
 		return runStatsSchedule(ctx, c, strategies, stdout, stderr)
 	}
-	admin, err := adminClient(ctx, c)
+	k, err := connectFamilies(ctx, c, c.families.Names())
 	if err != nil {
 		return fail(stderr, "stats", err)
 	}
-	defer admin.Close()
-	found, err := reach(ctx, c, admin)
-	if err == nil {
-		err = found.unknown(c, c.families.Names())
-	}
-	if err != nil {
-		return fail(stderr, "stats", err)
-	}
-	client, err := dataClient(ctx, c)
-	if err != nil {
-		return fail(stderr, "stats", err)
-	}
-	defer client.Close()
+	defer k.close()
 	progress := newProgress(c, stderr)
-	scanOpts := progress.options(c)
-	scanOpts.Now = c.clock()
-	auditor, err := audit.New(admin, client.Open(c.table), c.table, strategies, audit.Options{
+	auditor, err := audit.New(k.admin, k.data.Open(c.table), c.table, strategies, audit.Options{
 		Values:     c.values,
 		AllBuckets: c.allBuckets,
-		Scan:       scanOpts,
+		Scan:       progress.options(c),
 	})
 	if err != nil {
 		progress.end()

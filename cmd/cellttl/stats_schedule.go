@@ -98,25 +98,19 @@ func runStatsSchedule(ctx context.Context, c *config, strategies map[string]ttl.
 	} else if c.schedule == c.table {
 		return fail(stderr, "stats", fmt.Errorf("%w: table %q: the schedule table must be another table", ttl.ErrInvalidOption, c.table))
 	}
-	admin, err := adminClient(ctx, c)
+	k, err := connect(ctx, c, c.schedule)
 	if err != nil {
 		return fail(stderr, "stats", err)
 	}
-	defer admin.Close()
-	sc := *c
-	sc.table = c.schedule
-	found, err := reach(ctx, &sc, admin)
-	if err != nil {
-		return fail(stderr, "stats", err)
-	}
-	if !slices.Contains(found.names, schedule.Family) {
+	defer k.close()
+	if !slices.Contains(k.found.names, schedule.Family) {
 		err = fmt.Errorf("%w: schedule table %q has no family %q", ttl.ErrUnknownFamily, c.schedule, schedule.Family)
-		if !found.exists {
+		if !k.found.exists {
 			err = fmt.Errorf("%w: schedule table %q does not exist", ttl.ErrUnknownFamily, c.schedule)
 		}
 		return fail(stderr, "stats", err)
 	}
-	tool, err := policy.New(admin, nil, c.schedule, nil, policy.Options{})
+	tool, err := policy.New(k.admin, nil, c.schedule, nil, policy.Options{})
 	if err != nil {
 		return fail(stderr, "stats", err)
 	}
@@ -124,14 +118,12 @@ func runStatsSchedule(ctx context.Context, c *config, strategies map[string]ttl.
 	if err != nil {
 		return fail(stderr, "stats", err)
 	}
-	client, err := dataClient(ctx, c)
-	if err != nil {
+	if err := k.openData(ctx, c); err != nil {
 		return fail(stderr, "stats", err)
 	}
-	defer client.Close()
 	st := &scheduleStats{Schedule: c.schedule, Table: c.table, Now: c.judgedAt(), Policy: policy.Describe(policies[schedule.Family])}
 	progress := newProgress(c, stderr)
-	err = st.count(ctx, client.Open(c.schedule), progress.options(c), c.allBuckets)
+	err = st.count(ctx, k.data.Open(c.schedule), progress.options(c), c.allBuckets)
 	progress.end()
 	return printStats(c, stdout, stderr, st, renderScheduleStats, err)
 }

@@ -107,10 +107,13 @@ type sweepConfig struct {
 // sweepNow is the sweep's clock; tests fix it.
 var sweepNow = time.Now
 
-// sweepClock is the sweep's clock: -now, fixed, or sweepNow.
+// sweepClock is the sweep's clock: -now, stopped, or sweepNow. A sweep
+// reads its clock for its window's end as well as for its options, so a
+// clock that moved from -now would move the window; its progress shows no
+// rate under -now.
 func (c *config) sweepClock() func() time.Time {
-	if now := c.clock(); now != nil {
-		return now
+	if at := c.now.t; !at.IsZero() {
+		return func() time.Time { return at }
 	}
 	return sweepNow
 }

@@ -60,11 +60,8 @@ func main() {
 // the clicks, all at w on the simulated clock, what is stored, and what
 // reads return as the clock moves on.
 func run(out io.Writer, target btenv.Target, w time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
 	strategy := ttl.DefaultExpiration(48 * time.Hour)
-	env, err := btenv.Open(ctx, target, "clickevents", map[string]ttl.Strategy{family: strategy})
+	ctx, env, err := btenv.Begin(target, "clickevents", map[string]ttl.Strategy{family: strategy})
 	if err != nil {
 		return err
 	}

@@ -97,15 +97,12 @@ func main() {
 // run opens the example's table on target and tells the story to out, on
 // a simulated clock whose day 1 starts at day1, a midnight UTC.
 func run(out io.Writer, target btenv.Target, day1 time.Time) (err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
 	// The table is opened without families, since btenv would create a
 	// plain family (and a family's kind of cell cannot be changed once
 	// created): policy.Tool.Ensure creates the counter family, as an aggregate.
 	// btenv refuses a table with a family it was not given, so the table
 	// is deleted at the end, for the next run.
-	env, err := btenv.Open(ctx, target, "ratelimit", nil)
+	ctx, env, err := btenv.Begin(target, "ratelimit", nil)
 	if err != nil {
 		return err
 	}

@@ -60,11 +60,8 @@ func main() {
 // the revisions written, the cells stored, what reads through the Table
 // return, and what GC leaves.
 func run(out io.Writer, target btenv.Target) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
 	strategy := ttl.SequenceNumbers(keep)
-	env, err := btenv.Open(ctx, target, "revisions", map[string]ttl.Strategy{family: strategy})
+	ctx, env, err := btenv.Begin(target, "revisions", map[string]ttl.Strategy{family: strategy})
 	if err != nil {
 		return err
 	}

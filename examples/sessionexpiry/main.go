@@ -83,13 +83,10 @@ func main() {
 // run opens the example's table on target and tells the story to out, on
 // a simulated clock that starts at 09:00 of day, a midnight UTC.
 func run(out io.Writer, target btenv.Target, day time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
 	// The table is opened without families, since policy.Tool.Ensure creates
 	// the family; btenv refuses a table with a family it was not given,
 	// so tell deletes the table at the end, for the next run.
-	env, err := btenv.Open(ctx, target, "sessionexpiry", nil)
+	ctx, env, err := btenv.Begin(target, "sessionexpiry", nil)
 	if err != nil {
 		return err
 	}

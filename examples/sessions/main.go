@@ -71,11 +71,8 @@ func main() {
 // run opens the example's table on target and tells the story to out, on
 // the real clock.
 func run(out io.Writer, target btenv.Target) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
 	strategy := ttl.OneSecond()
-	env, err := btenv.Open(ctx, target, "sessions", map[string]ttl.Strategy{family: strategy})
+	ctx, env, err := btenv.Begin(target, "sessions", map[string]ttl.Strategy{family: strategy})
 	if err != nil {
 		return err
 	}

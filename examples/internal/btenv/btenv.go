@@ -84,6 +84,22 @@ func Open(ctx context.Context, t Target, example string, families map[string]ttl
 	return e, nil
 }
 
+// Begin is how an example starts: it opens the example's table on target,
+// as Open does, and returns the context the example works in, which gives
+// it a minute, so that a Bigtable that does not answer ends the example
+// rather than hangs it. env.Close ends the context last.
+func Begin(target Target, example string, families map[string]ttl.Strategy) (context.Context, *Env, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	env, err := Open(ctx, target, example, families)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	// Close runs the closers in reverse order: the first runs last.
+	env.closers = append([]func() error{func() error { cancel(); return nil }}, env.closers...)
+	return ctx, env, nil
+}
+
 // connect makes the clients, starting an in-process emulator when the
 // target names no other.
 func (e *Env) connect(ctx context.Context, t Target) error {

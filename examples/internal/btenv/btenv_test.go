@@ -215,6 +215,34 @@ func TestOpenFails(t *testing.T) {
 	}
 }
 
+// TestBegin: Begin opens the example's table with a context that has a
+// deadline and that Close ends; a target Open refuses is refused, with no
+// context.
+func TestBegin(t *testing.T) {
+	t.Setenv("BIGTABLE_EMULATOR_HOST", "")
+	ctx, env, err := Begin(Target{}, "begin", managed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := families(t, env.Admin, env.Name); got != "m=age() > 1h" {
+		t.Errorf("families %q", got)
+	}
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > time.Minute {
+		t.Errorf("deadline %v, %v: want one within a minute", deadline, ok)
+	}
+	if _, err := env.Table.ReadRow(ctx, "r"); err != nil {
+		t.Errorf("reading in the context: %v", err)
+	}
+	if err := env.Close(); err != nil || ctx.Err() != context.Canceled {
+		t.Errorf("Close: %v, context %v: want it ended", err, ctx.Err())
+	}
+
+	ctx, env, err = Begin(Target{Project: "p"}, "begin", managed)
+	if err == nil || ctx != nil || env != nil {
+		t.Errorf("Begin of half a target: %v, %v, %v: want an error alone", ctx, env, err)
+	}
+}
+
 // TestDeleteRowsFails: DeleteRows returns the error of the call.
 func TestDeleteRowsFails(t *testing.T) {
 	e := emulator.StartForTest(t)

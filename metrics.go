@@ -12,10 +12,7 @@ import (
 
 // OpenTelemetry metrics of the core: renewals (Touch, KeepAlive) made,
 // lost and failed, conditional writes that lost a race, counter reads.
-// docs/metrics.md lists the instruments.
-
-// meterName is the name of the core's meter: its import path.
-const meterName = "github.com/cellttl/ttl"
+// internal/meters declares the instruments; docs/metrics.md lists them.
 
 // WithMeterProvider makes the table record what it does through mp, with
 // a meter named "github.com/cellttl/ttl": renewals made, lost and failed
@@ -61,17 +58,8 @@ func newMetrics(c metricsConfig, managed map[string]Strategy) (*metrics, error) 
 	if c.mp == nil {
 		return nil, nil
 	}
-	cs, err := meters.New(c.mp, meterName, ErrInvalidOption, "WithMeterProvider").Counters(
-		meters.Instrument{Name: "cellttl.core.renewals", Unit: "{cell}",
-			Description: "Cells renewed by Touch and KeepAlive: rewritten with a later expiry."},
-		meters.Instrument{Name: "cellttl.core.renewals.lost", Unit: "{cell}",
-			Description: "Renewals not made because a writer changed the cell between the read and the write: the newer state stands."},
-		meters.Instrument{Name: "cellttl.core.renewals.failed", Unit: "{cell}",
-			Description: "Renewals that failed with an error (ErrRenewal for KeepAlive, Touch's error)."},
-		meters.Instrument{Name: "cellttl.core.conflicts", Unit: "{write}",
-			Description: "Conditional writes the table sent whose condition failed because the cell changed meanwhile."},
-		meters.Instrument{Name: "cellttl.core.counter.reads", Unit: "{read}",
-			Description: "Counter reads (ReadCounter, SumCounter) sent."})
+	cs, err := meters.New(c.mp, meters.Core, ErrInvalidOption, "WithMeterProvider").Counters(
+		meters.CoreRenewals, meters.CoreRenewalsLost, meters.CoreRenewalsFail, meters.CoreConflicts, meters.CoreCounterReads)
 	if err != nil {
 		return nil, err
 	}

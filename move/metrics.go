@@ -11,11 +11,8 @@ import (
 )
 
 // OpenTelemetry metrics of a move's rewrites: cells rewritten, skipped and
-// lost to a writer, by Start and Rewrite. docs/metrics.md lists the
-// instruments.
-
-// meterName is the name of the move's meter: its import path.
-const meterName = "github.com/cellttl/ttl/move"
+// lost to a writer, by Start and Rewrite. internal/meters declares the
+// instruments; docs/metrics.md lists them.
 
 // A recorder records the cells one step rewrites. A nil *recorder records
 // nothing: a dry run, or no Options.Scan.MeterProvider.
@@ -32,13 +29,8 @@ func newRecorders(mp metric.MeterProvider, table, family string) (start, rewrite
 	if mp == nil {
 		return nil, nil, nil
 	}
-	cs, err := meters.New(mp, meterName, ttl.ErrInvalidOption, "move.Options.Scan.MeterProvider").Counters(
-		meters.Instrument{Name: "cellttl.move.cells.rewritten", Unit: "{cell}",
-			Description: "Old cells a move rewrote in the new encoding."},
-		meters.Instrument{Name: "cellttl.move.cells.skipped", Unit: "{cell}",
-			Description: "Old cells a move's rewrite left without trying: expired, or kept in place because their new timestamp falls on the old side."},
-		meters.Instrument{Name: "cellttl.move.conflicts", Unit: "{cell}",
-			Description: "Old cells whose conditional rewrite the server refused: changed by a writer meanwhile, or below a newer cell they would outrank."})
+	cs, err := meters.New(mp, meters.Move, ttl.ErrInvalidOption, "move.Options.Scan.MeterProvider").Counters(
+		meters.MoveRewritten, meters.MoveSkipped, meters.MoveConflicts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	catalogue "github.com/cellttl/ttl/internal/meters"
 )
 
 // MeterName is the name of the meter scans record their metrics with
@@ -31,21 +33,17 @@ func newMeters(o Options) (*meters, error) {
 	meter := o.MeterProvider.Meter(MeterName)
 	m := &meters{}
 	for _, in := range []struct {
-		c                 *metric.Int64Counter
-		name, unit, about string
+		c *metric.Int64Counter
+		catalogue.Instrument
 	}{
-		{&m.rowsSeen, "rows.seen", "{row}", "Rows the server read for table-wide work."},
-		{&m.rowsReturned, "rows.returned", "{row}", "Rows the server's filter returned to table-wide work."},
-		{&m.cellsSeen, "cells.seen", "{cell}", "Cells the server read for table-wide work."},
-		{&m.cellsReturned, "cells.returned", "{cell}", "Cells the server's filter returned to table-wide work."},
-		{&m.bytes, "bytes.returned", "By", "Bytes of the cells returned: each cell's row key, column, timestamp and value."},
-		{&m.requests, "requests", "{request}", "ReadRows requests of table-wide work, retries included."},
-		{&m.retries, "retries", "{request}", "ReadRows requests that resumed a stream the client retried."},
-		{&m.shards, "shards.done", "{shard}", "Shards (or a sample's ranges) read to the end."},
+		{&m.rowsSeen, catalogue.ScanRowsSeen}, {&m.rowsReturned, catalogue.ScanRowsReturned},
+		{&m.cellsSeen, catalogue.ScanCellsSeen}, {&m.cellsReturned, catalogue.ScanCellsReturned},
+		{&m.bytes, catalogue.ScanBytesReturned}, {&m.requests, catalogue.ScanRequests},
+		{&m.retries, catalogue.ScanRetries}, {&m.shards, catalogue.ScanShardsDone},
 	} {
-		c, err := meter.Int64Counter("cellttl.scan."+in.name, metric.WithUnit(in.unit), metric.WithDescription(in.about))
+		c, err := meter.Int64Counter(in.Name, metric.WithUnit(in.Unit), metric.WithDescription(in.Description))
 		if err != nil {
-			return nil, fmt.Errorf("scan: creating the metric cellttl.scan.%s: %w", in.name, err)
+			return nil, fmt.Errorf("scan: creating the metric %s: %w", in.Name, err)
 		}
 		*in.c = c
 	}

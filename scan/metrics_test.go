@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/internal/meters"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/testkit"
 )
@@ -113,6 +114,14 @@ func TestMetrics(t *testing.T) {
 	set := attrs["cellttl.scan.shards.done"]
 	if v["cellttl.scan.shards.done"] != 3 || set.Len() != 0 || v["cellttl.scan.rows.seen"] != 0 {
 		t.Errorf("counters %v, attributes %v", v, attrs)
+	}
+}
+
+// TestMeterNameInCatalogue checks that the meter scans record with is
+// the one the catalogue of instruments (and docs/metrics.md) gives them.
+func TestMeterNameInCatalogue(t *testing.T) {
+	if scan.MeterName != meters.Scan {
+		t.Errorf("scan.MeterName = %q, the catalogue's scan meter %q", scan.MeterName, meters.Scan)
 	}
 }
 

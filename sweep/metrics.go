@@ -13,14 +13,8 @@ import (
 
 // OpenTelemetry metrics of a sweep: its rounds, the events it delivers and
 // how long after their expiry, the rows it deletes in, the spans it may
-// have missed. docs/metrics.md lists the instruments.
-
-// meterName is the name of the sweep's meter: its import path.
-const meterName = "github.com/cellttl/ttl/sweep"
-
-// delayBounds are the delivery delay histogram's bucket bounds, in
-// seconds: from the margin's order (seconds) to a sweep a day behind.
-var delayBounds = []float64{1, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600}
+// have missed. internal/meters declares the instruments; docs/metrics.md
+// lists them.
 
 // The outcomes of a call of Once (attribute "outcome").
 const (
@@ -47,23 +41,12 @@ func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics,
 	if mp == nil {
 		return nil, nil
 	}
-	meter := meters.New(mp, meterName, ttl.ErrInvalidOption, "sweep.Options.Scan.MeterProvider")
-	cs, err := meter.Counters(
-		meters.Instrument{Name: "cellttl.sweep.rounds", Unit: "{round}",
-			Description: "Calls of Sweeper.Once, each the whole or the rest of a round, by outcome."},
-		meters.Instrument{Name: "cellttl.sweep.events", Unit: "{event}",
-			Description: "Events delivered: batches the Deliver function accepted."},
-		meters.Instrument{Name: "cellttl.sweep.deletes", Unit: "{row}",
-			Description: "Rows in which a sweep that deletes (Options.Delete) deleted expired cells."},
-		meters.Instrument{Name: "cellttl.sweep.missed", Unit: "{round}",
-			Description: "Calls of Once whose report says GC may have deleted cells of the family that expired in the round before the sweep read them."},
-		meters.Instrument{Name: "cellttl.sweep.unscheduled", Unit: "{event}",
-			Description: "Events a reconcile sweep delivered that had no entry in the schedule: written by a writer that does not schedule."})
+	meter := meters.New(mp, meters.Sweep, ttl.ErrInvalidOption, "sweep.Options.Scan.MeterProvider")
+	cs, err := meter.Counters(meters.SweepRounds, meters.SweepEvents, meters.SweepDeletes, meters.SweepMissed, meters.SweepUnscheduled)
 	if err != nil {
 		return nil, err
 	}
-	delay, err := meter.Histogram(meters.Instrument{Name: "cellttl.sweep.delivery.delay", Unit: "s",
-		Description: "Time from each delivered event's expiry to its delivery."}, delayBounds...)
+	delay, err := meter.Histogram(meters.SweepDelay)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 // Package meters makes the OpenTelemetry instruments of this module's
-// packages: each package's meter, named by its import path, and its
-// counters, named cellttl.<area>.<what> with UCUM units.
+// packages from one catalogue of them (Catalogue): each package's meter,
+// named by its import path, and its counters and histograms, named
+// cellttl.<area>.<what> with UCUM units.
 package meters
 
 import (
@@ -11,10 +12,13 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// An Instrument describes one instrument: its name, UCUM unit and
-// description.
+// An Instrument describes one instrument of the catalogue: the meter
+// that makes it, its name, UCUM unit, kind (Counter or Histogram), a
+// histogram's bucket bounds, and its description.
 type Instrument struct {
-	Name, Unit, Description string
+	Meter, Name, Unit, Kind string
+	Bounds                  []float64
+	Description             string
 }
 
 // A Meter makes the instruments of one package's meter, and refuses a
@@ -52,11 +56,11 @@ func (m Meter) Counters(cs ...Instrument) ([]metric.Int64Counter, error) {
 	return out, nil
 }
 
-// Histogram returns the histogram c with bucket bounds bounds, or the
+// Histogram returns the histogram c with its bucket bounds, or the
 // provider's refusal.
-func (m Meter) Histogram(c Instrument, bounds ...float64) (metric.Float64Histogram, error) {
+func (m Meter) Histogram(c Instrument) (metric.Float64Histogram, error) {
 	h, err := m.m.Float64Histogram(c.Name, metric.WithUnit(c.Unit), metric.WithDescription(c.Description),
-		metric.WithExplicitBucketBoundaries(bounds...))
+		metric.WithExplicitBucketBoundaries(c.Bounds...))
 	if err != nil {
 		return nil, m.refused(err)
 	}

@@ -59,7 +59,7 @@ func TestCountersRefused(t *testing.T) {
 func TestHistogram(t *testing.T) {
 	r := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
-	h, err := meters.New(mp, "example.com/m", errInvalid, "Opt").Histogram(meters.Instrument{Name: "cellttl.a.delay", Unit: "s", Description: "delay"}, 1, 10)
+	h, err := meters.New(mp, "example.com/m", errInvalid, "Opt").Histogram(meters.Instrument{Name: "cellttl.a.delay", Unit: "s", Kind: meters.Histogram, Bounds: []float64{1, 10}, Description: "delay"})
 	if err != nil {
 		t.Fatal(err)
 	}

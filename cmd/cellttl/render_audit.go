@@ -44,7 +44,7 @@ func renderAudit(w io.Writer, a *audit.Report) {
 		}
 	}
 	if a.Read.Reads > 0 {
-		fmt.Fprintf(w, "  scan: %s\n", describeRead(a.Read))
+		fmt.Fprintf(w, "  scan: %s\n", a.Read)
 	}
 	if s := describeEstimate(a.Read); s != "" {
 		fmt.Fprintf(w, "  estimate: %s\n", s)
@@ -85,7 +85,7 @@ func auditCount(a *audit.Report, c scan.Count) string {
 	if c.Cells == 0 {
 		return "0"
 	}
-	return fmt.Sprintf("%s%s (%s)", bound(a.Read), text.Plural(int(c.Cells), "cell", "cells"), text.Bytes(c.Bytes))
+	return bound(a.Read) + c.String()
 }
 
 // histogram prints the non-empty buckets of h, or "" when all are empty;

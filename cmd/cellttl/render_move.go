@@ -42,7 +42,7 @@ func renderMoveStep(w io.Writer, r *move.Report, dryRun bool) {
 			mark = "≥"
 		}
 		count := func(c scan.Count) string {
-			return fmt.Sprintf("%s%s (%s)", mark, text.Plural(int(c.Cells), "cell", "cells"), text.Bytes(c.Bytes))
+			return mark + c.String()
 		}
 		fmt.Fprintf(w, "  old cells: %s live, %s expired; %s never expire", count(r.OldLive), count(r.OldExpired), count(r.OldNeverExpire))
 		if !r.LastExpiry.IsZero() {
@@ -75,6 +75,6 @@ func renderMoveStep(w io.Writer, r *move.Report, dryRun bool) {
 		fmt.Fprintf(w, "  blocked: %s\n", x)
 	}
 	if r.Read.Reads > 0 {
-		fmt.Fprintf(w, "  scan: %s\n", describeRead(r.Read))
+		fmt.Fprintf(w, "  scan: %s\n", r.Read)
 	}
 }

@@ -37,7 +37,7 @@ func renderPlan(w io.Writer, p *policy.Plan) {
 		}
 	}
 	if p.Read.Reads > 0 {
-		fmt.Fprintf(w, "  scan: %s\n", describeRead(p.Read))
+		fmt.Fprintf(w, "  scan: %s\n", p.Read)
 	}
 }
 
@@ -126,25 +126,6 @@ func bound(s scan.Stats) string {
 		return "~"
 	}
 	return ""
-}
-
-// describeRead says what a scan read, and whether its counts are exact,
-// partial or estimates.
-func describeRead(s scan.Stats) string {
-	var shards string
-	switch {
-	case s.Sampled > 0:
-		shards = fmt.Sprintf("a sample of %d ranges of %d shards (estimates: counts ×%.1f)", s.Sampled, s.Shards, s.Scale())
-		if s.ShardsRead < s.Sampled {
-			shards = fmt.Sprintf("%d of a sample of %d ranges of %d shards read (partial)", s.ShardsRead, s.Sampled, s.Shards)
-		}
-	case s.ShardsRead < s.Shards:
-		shards = fmt.Sprintf("%d of %d shards read (partial)", s.ShardsRead, s.Shards)
-	default:
-		shards = text.Plural(s.Shards, "shard", "shards")
-	}
-	return fmt.Sprintf("%s, %s, %s and %s seen, %s returned", shards, text.Plural(s.Reads, "read", "reads"),
-		text.Plural(s.RowsSeen, "row", "rows"), text.Plural(s.CellsSeen, "cell", "cells"), text.Plural(s.CellsReturned, "cell", "cells"))
 }
 
 // lossReason says in full which cells a loss is and what the change would

@@ -133,14 +133,6 @@ func TestLossReason(t *testing.T) {
 	}
 }
 
-// TestDescribeRead says what a read read, in each state.
-func TestDescribeRead(t *testing.T) {
-	assert.Equal(t, "1 of a sample of 2 ranges of 5 shards read (partial), 1 read, 0 rows and 0 cells seen, 0 cells returned",
-		describeRead(scan.Stats{Shards: 5, Sampled: 2, ShardsRead: 1, Reads: 1}))
-	assert.Equal(t, "1 shard, 1 read, 1 row and 1 cell seen, 1 cell returned",
-		describeRead(scan.Stats{Shards: 1, ShardsRead: 1, Reads: 1, RowsSeen: 1, CellsSeen: 1, CellsReturned: 1}))
-}
-
 // TestProgressLine prints progress as a log reads it (a plain line per
 // interval, the last one at the end) and as a terminal shows it (one line
 // rewritten in place).

@@ -214,6 +214,6 @@ func renderScheduleStats(w io.Writer, st *scheduleStats) {
 		fmt.Fprintf(w, "  %s%s not an entry's: is %q a schedule table?\n", b, text.Plural(int(st.Foreign), "row key is", "row keys are"), st.Schedule)
 	}
 	if st.Read.Reads > 0 {
-		fmt.Fprintf(w, "  scan: %s\n", describeRead(st.Read))
+		fmt.Fprintf(w, "  scan: %s\n", st.Read)
 	}
 }

@@ -54,15 +54,7 @@ func (f *Family) Finish(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", policy.Describe(r.Found), policy.Describe(r.Final)))
-	if !opts.DryRun {
-		if err := f.policies.Set(ctx, f.family, m.To.GCPolicy()); err != nil {
-			return r, err
-		}
-		r.Found = r.Final
-		r.State = stateOf(r)
-	}
-	return r, nil
+	return r, f.setPolicy(ctx, r, r.Final)
 }
 
 // purgeOld deletes (in a dry run, counts) the cells on the old side of the

@@ -18,6 +18,7 @@ package move
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"time"
 
@@ -162,4 +163,20 @@ func EndsBy(m ttl.Move) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return r.Move.EndsBy()
+}
+
+// setPolicy sets the family's GC policy to p, the move's window or its
+// final policy, and records the change among r's actions; in a dry run it
+// only records it. Start and Finish end with it.
+func (f *Family) setPolicy(ctx context.Context, r *Report, p bigtable.GCPolicy) error {
+	r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", policy.Describe(r.Found), policy.Describe(p)))
+	if f.opts.DryRun {
+		return nil
+	}
+	if err := f.policies.Set(ctx, f.family, p); err != nil {
+		return err
+	}
+	r.Found = p
+	r.State = stateOf(r)
+	return nil
 }

@@ -49,13 +49,8 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 		}
 	}
 	if !samePolicy(r.Found, r.Window) && !samePolicy(r.Found, r.Final) {
-		r.Actions = append(r.Actions, fmt.Sprintf("GC policy %s → %s", policy.Describe(r.Found), policy.Describe(r.Window)))
-		if !opts.DryRun {
-			if err := f.policies.Set(ctx, f.family, f.m.GCPolicy()); err != nil {
-				return r, err
-			}
-			r.Found = r.Window
-			r.State = stateOf(r)
+		if err := f.setPolicy(ctx, r, r.Window); err != nil {
+			return r, err
 		}
 	}
 	if len(r.Actions) == 0 {

@@ -12,6 +12,7 @@ package testkit
 
 import (
 	"context"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"testing"
@@ -154,3 +155,7 @@ type Tablets struct {
 
 // SampleRowKeys returns t.Keys.
 func (t Tablets) SampleRowKeys(context.Context) ([]string, error) { return t.Keys, nil }
+
+// Pick returns one of xs chosen by r, for the randomized tests' choices.
+// It panics when xs is empty, as indexing an empty slice would.
+func Pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }

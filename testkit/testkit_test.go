@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
@@ -215,5 +216,17 @@ func TestHelpersFail(t *testing.T) {
 		t.Error("RawRow of a missing table returned")
 	}); !strings.Contains(got, "NotFound") {
 		t.Errorf("RawRow of a missing table: fatal %q", got)
+	}
+}
+
+// TestPick checks that Pick returns each of its choices and nothing else.
+func TestPick(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	seen := map[string]int{}
+	for range 300 {
+		seen[testkit.Pick(r, "a", "b", "c")]++
+	}
+	if len(seen) != 3 || seen["a"] == 0 || seen["b"] == 0 || seen["c"] == 0 {
+		t.Errorf("Pick over a, b, c 300 times chose %v, want each of the three", seen)
 	}
 }

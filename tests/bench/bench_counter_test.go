@@ -64,7 +64,7 @@ func ttlAdd(delta int64) *ttl.Mutation {
 
 // counterSide is one impl of a counter benchmark, on its own emulator.
 type counterSide struct {
-	clock *fakeClock
+	clock *testkit.Clock
 	raw   *bigtable.Table
 	tbl   *ttl.Table // nil for impl=raw
 }
@@ -83,7 +83,7 @@ func newCounterSide(tb testing.TB, impl string, opts ...grpc.DialOption) *counte
 	}}); err != nil {
 		tb.Fatal(err)
 	}
-	s := &counterSide{clock: newClock(base.Add(5 * time.Second)), raw: e.Client.Open("t")}
+	s := &counterSide{clock: testkit.NewClock(testkit.Base.Add(5 * time.Second)), raw: e.Client.Open("t")}
 	if impl == "raw" {
 		return s
 	}
@@ -94,7 +94,7 @@ func newCounterSide(tb testing.TB, impl string, opts ...grpc.DialOption) *counte
 
 // newCounterTable returns the library's table of the counter benchmarks
 // on tbl.
-func newCounterTable(tb testing.TB, tbl bigtable.TableAPI, clock *fakeClock) *ttl.Table {
+func newCounterTable(tb testing.TB, tbl bigtable.TableAPI, clock *testkit.Clock) *ttl.Table {
 	tb.Helper()
 	t, err := ttl.NewTable(tbl, map[string]ttl.Strategy{benchCounter: ttl.Counter(ttl.OneSecond())},
 		ttl.OtherFamilies(benchPlain), ttl.WithClock(clock.Now))
@@ -232,7 +232,7 @@ func BenchmarkCounterAdd(b *testing.B) {
 // the AddIntToCell by hand.
 func BenchmarkClientCounterAdd(b *testing.B) {
 	ctx := context.Background()
-	clock := newClock(base.Add(5 * time.Second))
+	clock := testkit.NewClock(testkit.Base.Add(5 * time.Second))
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = testkit.Nop{}
 		b.ReportAllocs()

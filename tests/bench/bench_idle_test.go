@@ -8,6 +8,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The sliding-expiration pairs. KeepAlive's pairs compare a read with
@@ -26,7 +27,7 @@ var keepAliveImpls = []string{"ttl", "ttl-keepalive"}
 func BenchmarkKeepAliveRow(b *testing.B) {
 	forImpls(b, keepAliveImpls, func(b *testing.B, s *side) {
 		s.write(b, "r", time.Hour)
-		want := bigtable.Time(base.Add(time.Hour))
+		want := bigtable.Time(testkit.Base.Add(time.Hour))
 		b.ReportAllocs()
 		defer reportCPU(b)()
 		b.ResetTimer()

@@ -32,7 +32,7 @@ func newSchedSide(b *testing.B, impl string) *side {
 		return newSide(b, impl)
 	}
 	e := emulator.StartForTest(b)
-	s := &side{impl: impl, clock: newClock(base)}
+	s := &side{impl: impl, clock: testkit.NewClock(testkit.Base)}
 	s.raw = e.TableForTest(b, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil})
 	sched := e.TableForTest(b, "s", map[string]bigtable.GCPolicy{schedule.Family: nil})
 	s.tbl = newSchedBenchTable(b, s.raw, sched, s.clock)
@@ -41,7 +41,7 @@ func newSchedSide(b *testing.B, impl string) *side {
 
 // newSchedBenchTable returns the ttl.Table of impl=ttl on tbl, with a
 // schedule in sched.
-func newSchedBenchTable(b *testing.B, tbl, sched bigtable.TableAPI, clock *fakeClock) *ttl.Table {
+func newSchedBenchTable(b *testing.B, tbl, sched bigtable.TableAPI, clock *testkit.Clock) *ttl.Table {
 	b.Helper()
 	t, err := ttl.NewTable(tbl, map[string]ttl.Strategy{benchManaged: ttl.OneSecond()},
 		ttl.WithClock(clock.Now), ttl.OtherFamilies(benchOther), ttl.WithSchedule(sched))
@@ -73,7 +73,7 @@ func BenchmarkScheduleApplyBulk(b *testing.B) { forSchedImpls(b, benchApplyBulk)
 // nothing, and lib on the ttl.Table over one without a schedule
 // (impl=ttl) and with one that sends nothing either (impl=ttl-sched).
 func clientSched(b *testing.B, raw func(api bigtable.TableAPI, now time.Time) error, lib func(tbl *ttl.Table) error) {
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = testkit.Nop{}
 		b.ReportAllocs()

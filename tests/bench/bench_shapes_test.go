@@ -42,7 +42,7 @@ var (
 func init() {
 	for i := range shapeColumns {
 		shapeFors[i] = time.Duration(i+1) * time.Minute
-		shapeUntils[i] = base.Add(time.Duration(i+1)*time.Hour + 250*time.Millisecond)
+		shapeUntils[i] = testkit.Base.Add(time.Duration(i+1)*time.Hour + 250*time.Millisecond)
 	}
 }
 
@@ -166,7 +166,7 @@ func writeShapeRow(w ttl.RowWriter, s *writeShape) {
 }
 
 // newShapeTable returns the library's table for the shapes, over api.
-func newShapeTable(tb testing.TB, api bigtable.TableAPI, clock *fakeClock) *ttl.Table {
+func newShapeTable(tb testing.TB, api bigtable.TableAPI, clock *testkit.Clock) *ttl.Table {
 	tb.Helper()
 	t, err := ttl.NewTable(api, map[string]ttl.Strategy{
 		shapeOne:     ttl.OneSecond(),
@@ -229,7 +229,7 @@ func (s *writeShape) directWrite(ctx context.Context, tbl *ttl.Table) error {
 // impl=ttl-direct, on a TableAPI that sends nothing.
 func BenchmarkClientWrite(b *testing.B) {
 	ctx := context.Background()
-	table := func(b *testing.B, clock *fakeClock) *ttl.Table { return newShapeTable(b, testkit.Nop{}, clock) }
+	table := func(b *testing.B, clock *testkit.Clock) *ttl.Table { return newShapeTable(b, testkit.Nop{}, clock) }
 	for _, s := range shapes() {
 		s := s
 		b.Run(s.name, func(b *testing.B) {
@@ -253,7 +253,7 @@ func TestShapesMatchHand(t *testing.T) {
 	for _, s := range shapes() {
 		s := s
 		t.Run(s.name, func(t *testing.T) {
-			clock := newClock(base.Add(123456789 * time.Nanosecond))
+			clock := testkit.NewClock(testkit.Base.Add(123456789 * time.Nanosecond))
 			var raw testkit.Captured
 			if err := s.rawWrite(ctx, &raw, clock.Now()); err != nil {
 				t.Fatal(err)

@@ -100,7 +100,7 @@ func writeBenchRow(w ttl.RowWriter) {
 // side is one impl of a benchmark, on its own emulator.
 type side struct {
 	impl  string
-	clock *fakeClock
+	clock *testkit.Clock
 	raw   *bigtable.Table
 	tbl   *ttl.Table // nil for impl=raw
 	read  []ttl.ReadOption
@@ -110,7 +110,7 @@ type side struct {
 // impl is raw, a ttl.Table on it configured as impl says.
 func newSide(b *testing.B, impl string) *side {
 	b.Helper()
-	s := &side{impl: impl, clock: newClock(base)}
+	s := &side{impl: impl, clock: testkit.NewClock(testkit.Base)}
 	s.raw = emulator.StartForTest(b).TableForTest(b, "t", map[string]bigtable.GCPolicy{benchManaged: nil, benchOther: nil})
 	if impl == "raw" {
 		return s
@@ -126,7 +126,7 @@ func newSide(b *testing.B, impl string) *side {
 }
 
 // newBenchTable returns the ttl.Table of impl on tbl.
-func newBenchTable(b *testing.B, tbl bigtable.TableAPI, impl string, clock *fakeClock) *ttl.Table {
+func newBenchTable(b *testing.B, tbl bigtable.TableAPI, impl string, clock *testkit.Clock) *ttl.Table {
 	b.Helper()
 	opts := []ttl.Option{ttl.WithClock(clock.Now)}
 	switch impl {
@@ -143,7 +143,7 @@ func newBenchTable(b *testing.B, tbl bigtable.TableAPI, impl string, clock *fake
 		b.Fatal(err)
 	}
 	if impl == "ttl" {
-		if got, want := t.ReadFilter(base).String(), handFilter(base).String(); got != want {
+		if got, want := t.ReadFilter(testkit.Base).String(), handFilter(testkit.Base).String(); got != want {
 			b.Fatalf("the library's filter is %s, the hand-written one %s: the pair is not comparable", got, want)
 		}
 	}
@@ -399,7 +399,7 @@ func BenchmarkCondApply(b *testing.B) {
 // BenchmarkTimestamp computes one cell's timestamp: by hand, and with each
 // strategy. It must not allocate.
 func BenchmarkTimestamp(b *testing.B) {
-	now := base
+	now := testkit.Base
 	b.Run("impl=raw", func(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -433,7 +433,7 @@ func BenchmarkTimestamp(b *testing.B) {
 // BenchmarkReadFilter builds the benchmark table's read filter: by hand,
 // and as each kind of table builds it for a read.
 func BenchmarkReadFilter(b *testing.B) {
-	now := base
+	now := testkit.Base
 	b.Run("impl=raw", func(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -443,7 +443,7 @@ func BenchmarkReadFilter(b *testing.B) {
 	})
 	for _, impl := range []string{"ttl", "ttl-undeclared", "ttl-wt"} {
 		b.Run("impl="+impl, func(b *testing.B) {
-			tbl := newBenchTable(b, testkit.Nop{}, impl, newClock(now))
+			tbl := newBenchTable(b, testkit.Nop{}, impl, testkit.NewClock(now))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
@@ -460,16 +460,16 @@ func BenchmarkReadFilter(b *testing.B) {
 // CPU time (cpu-ns/op) beside wall time: on a machine other work loads,
 // the CPU time of so short an operation varies far less.
 func clientPair(b *testing.B, raw func(api bigtable.TableAPI, now time.Time) error, lib, direct func(tbl *ttl.Table) error) {
-	clientPairOn(b, func(b *testing.B, clock *fakeClock) *ttl.Table {
+	clientPairOn(b, func(b *testing.B, clock *testkit.Clock) *ttl.Table {
 		return newBenchTable(b, testkit.Nop{}, "ttl", clock)
 	}, raw, lib, direct)
 }
 
 // clientPairOn is clientPair with the ttl.Table that table makes over a
 // TableAPI that sends nothing.
-func clientPairOn(b *testing.B, table func(b *testing.B, clock *fakeClock) *ttl.Table,
+func clientPairOn(b *testing.B, table func(b *testing.B, clock *testkit.Clock) *ttl.Table,
 	raw func(api bigtable.TableAPI, now time.Time) error, lib, direct func(tbl *ttl.Table) error) {
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = testkit.Nop{}
 		b.ReportAllocs()
@@ -544,7 +544,7 @@ func BenchmarkClientApplyBulk(b *testing.B) {
 // two allocations to the raw side.)
 func BenchmarkClientReadRow(b *testing.B) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	b.Run("impl=raw", func(b *testing.B) {
 		var api bigtable.TableAPI = testkit.Nop{}
 		b.ReportAllocs()

@@ -60,10 +60,10 @@ func unlessRace(n, underRace int) int {
 
 // sessionRead is how a reader reads the session: it returns the value it
 // read ("" for none).
-type sessionRead func(ctx context.Context, tbl *ttl.Table, clock *fakeClock) (string, error)
+type sessionRead func(ctx context.Context, tbl *ttl.Table, clock *testkit.Clock) (string, error)
 
 // keepAliveRead reads with KeepAlive: renewals are the library's.
-func keepAliveRead(ctx context.Context, tbl *ttl.Table, _ *fakeClock) (string, error) {
+func keepAliveRead(ctx context.Context, tbl *ttl.Table, _ *testkit.Clock) (string, error) {
 	row, err := tbl.ReadRow(ctx, idleRow, ttl.KeepAlive(idleTime))
 	return sessionValue(row), err
 }
@@ -72,7 +72,7 @@ func keepAliveRead(ctx context.Context, tbl *ttl.Table, _ *fakeClock) (string, e
 // first finding): read, and when the session is due as KeepAlive judges it
 // (expiring before now + idle), write back what was read with Replace and
 // the lifetime KeepAlive gives, unconditionally.
-func naiveRead(ctx context.Context, tbl *ttl.Table, clock *fakeClock) (string, error) {
+func naiveRead(ctx context.Context, tbl *ttl.Table, clock *testkit.Clock) (string, error) {
 	now := clock.Now()
 	row, err := tbl.ReadRow(ctx, idleRow)
 	if err != nil || row == nil {
@@ -168,11 +168,11 @@ func runSession(t *testing.T, read sessionRead) sessionRun {
 	ctx, cancel := context.WithTimeout(context.Background(), idleMaxWait)
 	defer cancel()
 	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{idleFamily: nil})
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	families := map[string]ttl.Strategy{idleFamily: ttl.OneSecond()}
 	writer, err := ttl.NewTable(raw, families, ttl.WithClock(clock.Now), ttl.OtherFamilies())
 	require.NoError(t, err)
-	rec := &recorder{TableAPI: raw}
+	rec := &testkit.Recorder{TableAPI: raw}
 	readers, err := ttl.NewTable(rec, families, ttl.WithClock(clock.Now), ttl.OtherFamilies())
 	require.NoError(t, err)
 
@@ -311,15 +311,15 @@ func TestKeepAliveWriteAmplification(t *testing.T) {
 	require.Len(t, want, 24)
 
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	tbl, raw, w := wiredTable(t, clock)
 	value := strings.Repeat("v", size)
-	require.NoError(t, tbl.Apply(ctx, "hot", set("f", "v", value, ttl.For(idle))))
+	require.NoError(t, tbl.Apply(ctx, "hot", testkit.Set("f", "v", value, ttl.For(idle))))
 
 	var renewed []int // the reads that sent a renewal
 	var sent int      // their CheckAndMutateRow bytes
 	for k := 0; k < reads; k++ {
-		clock.Set(base.Add(time.Duration(k) * every))
+		clock.Set(testkit.Base.Add(time.Duration(k) * every))
 		tr := w.measure(t, func() error {
 			row, err := tbl.ReadRow(ctx, "hot", ttl.KeepAlive(idle))
 			if err == nil && string(row["f"][0].Value) != value {
@@ -334,11 +334,11 @@ func TestKeepAliveWriteAmplification(t *testing.T) {
 		}
 	}
 	assert.Equal(t, want, renewed, "renewed once per slack, at the first read after it")
-	r := rawRow(t, raw, "hot")
+	r := testkit.RawRow(t, raw, "hot")
 	require.Len(t, r["f"], 1, "each renewal replaces the cell")
 	exp, _ := tbl.ExpiresAt(r["f"][0])
 	lastRenewal := time.Duration(want[len(want)-1]) * every
-	assert.Equal(t, lastRenewal+idle+slack, exp.Sub(base), "expires idle + slack after the last renewal")
+	assert.Equal(t, lastRenewal+idle+slack, exp.Sub(testkit.Base), "expires idle + slack after the last renewal")
 
 	t.Logf("%d reads of a %d-byte value over %v, one every %v, KeepAlive(%v), slack %v:", reads, size, hour, every, idle, slack)
 	t.Logf("  KeepAlive:            %d rewrites, %d value bytes rewritten, %d request bytes (CheckAndMutateRow, %d per renewal)",

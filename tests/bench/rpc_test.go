@@ -18,6 +18,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // dataAPI prefixes the methods of the Bigtable data API; the admin client
@@ -116,7 +117,7 @@ func (wireStats) HandleConn(context.Context, stats.ConnStats)                   
 // wiredTable returns a fresh emulator table with families f (OneSecond),
 // d (DefaultExpiration(48h)) and u (no strategy), whose client reports to
 // the returned wire, and a ttl.Table on it with the given options.
-func wiredTable(t *testing.T, clock *fakeClock, opts ...ttl.Option) (*ttl.Table, *bigtable.Table, *wire) {
+func wiredTable(t *testing.T, clock *testkit.Clock, opts ...ttl.Option) (*ttl.Table, *bigtable.Table, *wire) {
 	t.Helper()
 	w := &wire{calls: map[string]int{}, sentBy: map[string]int{}}
 	raw := emulator.StartForTest(t, w.dialOptions()...).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil, "d": nil, "u": nil})
@@ -169,8 +170,8 @@ func checkSameRPCs(t *testing.T, w *wire, c rpcCase) {
 // DefaultExpiration family, is checked on its own.
 func TestRPCCounts(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	now := base
+	clock := testkit.NewClock(testkit.Base)
+	now := testkit.Base
 	tbl, raw, w := wiredTable(t, clock)
 	f := func(col string, life time.Duration) (*bigtable.Mutation, *ttl.Mutation) {
 		h := bigtable.NewMutation()
@@ -328,20 +329,20 @@ func TestRPCCounts(t *testing.T) {
 // read.
 func TestRPCCountsWriteTimes(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	tbl, raw, w := wiredTable(t, clock, ttl.RecordWriteTime())
 	for _, c := range []rpcCase{{
 		name: "Apply",
-		raw:  func() error { return raw.Apply(ctx, "a", handMutation(base, time.Hour)) },
+		raw:  func() error { return raw.Apply(ctx, "a", handMutation(testkit.Base, time.Hour)) },
 		ttl:  func() error { return tbl.Apply(ctx, "a", ttlMutation(time.Hour)) },
 	}, {
 		name: "ReadRow(WithWriteTimes)",
-		raw:  func() error { _, err := raw.ReadRow(ctx, "a", bigtable.RowFilter(hand3(base))); return err },
+		raw:  func() error { _, err := raw.ReadRow(ctx, "a", bigtable.RowFilter(hand3(testkit.Base))); return err },
 		ttl:  func() error { _, err := tbl.ReadRow(ctx, "a", ttl.WithWriteTimes()); return err },
 	}, {
 		name: "ReadRows(WithWriteTimes)",
 		raw: func() error {
-			return raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { return true }, bigtable.RowFilter(hand3(base)))
+			return raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { return true }, bigtable.RowFilter(hand3(testkit.Base)))
 		},
 		ttl: func() error {
 			return tbl.ReadRows(ctx, bigtable.InfiniteRange(""), func(bigtable.Row) bool { return true }, ttl.WithWriteTimes())
@@ -351,12 +352,12 @@ func TestRPCCountsWriteTimes(t *testing.T) {
 		// 100,004, which the client sends in two requests.
 		name: "ApplyBulk(25001 Replace)",
 		raw: func() error {
-			ts := bigtable.Time(base.Add(time.Hour))
+			ts := bigtable.Time(testkit.Base.Add(time.Hour))
 			m := bigtable.NewMutation()
 			m.DeleteCellsInColumn("f", "x")
 			m.DeleteCellsInColumn("f", "\xff\xffwt:x")
 			m.Set("f", "x", ts, []byte("x"))
-			m.Set("f", "\xff\xffwt:x", ts, binary.BigEndian.AppendUint64(nil, uint64(base.UnixMicro())))
+			m.Set("f", "\xff\xffwt:x", ts, binary.BigEndian.AppendUint64(nil, uint64(testkit.Base.UnixMicro())))
 			keys, muts := rowKeys(25001), make([]*bigtable.Mutation, 25001)
 			for i := range muts {
 				muts[i] = m
@@ -392,7 +393,7 @@ func noErrors(errs []error, err error) error {
 // what an unfiltered read returns.
 func TestReadBytes(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base.Add(-2 * time.Minute))
+	clock := testkit.NewClock(testkit.Base.Add(-2 * time.Minute))
 	tbl, raw, w := wiredTable(t, clock)
 	keys := rowKeys(benchRows)
 	write := func(life time.Duration, cols []string) {
@@ -409,7 +410,7 @@ func TestReadBytes(t *testing.T) {
 		require.Nil(t, errs)
 	}
 	write(time.Minute, benchColumns[:4])
-	clock.Set(base)
+	clock.Set(testkit.Base)
 	write(time.Hour, benchColumns[4:])
 
 	var cells int
@@ -419,7 +420,7 @@ func TestReadBytes(t *testing.T) {
 	}
 	all := w.measure(t, scan())
 	require.Equal(t, 5*benchRows, cells)
-	byHand := w.measure(t, scan(bigtable.RowFilter(hand3(base))))
+	byHand := w.measure(t, scan(bigtable.RowFilter(hand3(testkit.Base))))
 	require.Equal(t, benchRows, cells)
 	lib := w.measure(t, func() error { cells = 0; return tbl.ReadRows(ctx, bigtable.InfiniteRange(""), count) })
 	require.Equal(t, benchRows, cells)
@@ -439,7 +440,7 @@ func TestReadBytes(t *testing.T) {
 func TestWriteTimeStorage(t *testing.T) {
 	ctx := context.Background()
 	stored := func(opts ...ttl.Option) (cells, bytes, recv int) {
-		tbl, raw, w := wiredTable(t, newClock(base), opts...)
+		tbl, raw, w := wiredTable(t, testkit.NewClock(testkit.Base), opts...)
 		require.NoError(t, tbl.Apply(ctx, "r", ttlMutation(time.Hour)))
 		var r bigtable.Row
 		tr := w.measure(t, func() (err error) { r, err = raw.ReadRow(ctx, "r"); return err })

@@ -91,7 +91,7 @@ func report(t *testing.T, job string, raw, lib []testkit.Usage) (peak, peakLive 
 func TestScaleApplyBulk(t *testing.T) {
 	ctx := context.Background()
 	keys := rowKeys(scaleBulkRows)
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	build := map[string]func() any{
 		"raw": func() any {
 			muts := make([]*bigtable.Mutation, len(keys))
@@ -174,7 +174,7 @@ func liveSize(build func() any) uint64 {
 func TestScaleReadRows(t *testing.T) {
 	ctx := context.Background()
 	raw, _ := startEmulatorProcess(t)
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{benchManaged: ttl.OneSecond()},
 		ttl.WithClock(clock.Now), ttl.OtherFamilies(benchOther))
 	if err != nil {
@@ -187,8 +187,8 @@ func TestScaleReadRows(t *testing.T) {
 		cols []string
 		ts   bigtable.Timestamp
 	}{
-		{time.Minute, benchColumns[:4], bigtable.Time(base.Add(-time.Minute))},
-		{time.Hour, benchColumns[4:], bigtable.Time(base.Add(time.Hour))},
+		{time.Minute, benchColumns[:4], bigtable.Time(testkit.Base.Add(-time.Minute))},
+		{time.Hour, benchColumns[4:], bigtable.Time(testkit.Base.Add(time.Hour))},
 	} {
 		m := bigtable.NewMutation()
 		for _, c := range w.cols {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // TestCounterBeforeEpoch is issue 28's stumble 12: at
@@ -23,12 +24,12 @@ import (
 func TestCounterBeforeEpoch(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(1969, 12, 31, 23, 59, 59, 500_000_000, time.UTC)
-	clock := newClock(now)
+	clock := testkit.NewClock(now)
 	tbl, raw := counterTable(t, clock)
 	w := ttl.Window{Size: time.Second, Keep: 10 * time.Second}
 
-	require.NoError(t, tbl.Apply(ctx, "u", add("hits", "req", 1, w)))
-	require.Equal(t, []cell{{"hits:req", "\x00\x00\x00\x00\x00\x00\x00\x01", bigtable.Timestamp(10_000_000)}}, cells(rawRow(t, raw, "u")),
+	require.NoError(t, tbl.Apply(ctx, "u", testkit.Add("hits", "req", 1, w)))
+	require.Equal(t, []testkit.Cell{{Column: "hits:req", Value: "\x00\x00\x00\x00\x00\x00\x00\x01", TS: bigtable.Timestamp(10_000_000)}}, testkit.Cells(testkit.RawRow(t, raw, "u")),
 		"the window [−1s, 0s) ends at 0 and expires 10s later")
 	got, err := tbl.ReadCounter(ctx, "u", "hits", "req", w)
 	require.NoError(t, err)
@@ -37,17 +38,17 @@ func TestCounterBeforeEpoch(t *testing.T) {
 
 	// Half a second on, the window [0s, 1s): a cell of its own.
 	clock.Advance(500 * time.Millisecond)
-	require.NoError(t, tbl.Apply(ctx, "u", add("hits", "req", 2, w)))
+	require.NoError(t, tbl.Apply(ctx, "u", testkit.Add("hits", "req", 2, w)))
 	sum, err := tbl.SumCounter(ctx, "u", "hits", "req", w, 2)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), sum, "both windows summed")
-	assert.Len(t, cells(rawRow(t, raw, "u")), 2)
+	assert.Len(t, testkit.Cells(testkit.RawRow(t, raw, "u")), 2)
 
 	// At −5.5s, the last 11 windows reach back to [−16s, −15s), which
 	// expired at −5s and can hold no cell: the sum is of those that can.
 	clock.Set(epoch.Add(-5500 * time.Millisecond))
-	require.NoError(t, tbl.Apply(ctx, "w", add("hits", "req", 4, w)))
-	assert.Equal(t, []cell{{"hits:req", "\x00\x00\x00\x00\x00\x00\x00\x04", bigtable.Timestamp(5_000_000)}}, cells(rawRow(t, raw, "w")))
+	require.NoError(t, tbl.Apply(ctx, "w", testkit.Add("hits", "req", 4, w)))
+	assert.Equal(t, []testkit.Cell{{Column: "hits:req", Value: "\x00\x00\x00\x00\x00\x00\x00\x04", TS: bigtable.Timestamp(5_000_000)}}, testkit.Cells(testkit.RawRow(t, raw, "w")))
 	sum, err = tbl.SumCounter(ctx, "w", "hits", "req", w, 11)
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), sum)
@@ -55,8 +56,8 @@ func TestCounterBeforeEpoch(t *testing.T) {
 	// Twelve seconds before the epoch, the window [−12s, −11s) expires at
 	// −1s: no timestamp holds it.
 	clock.Set(epoch.Add(-12 * time.Second))
-	err = tbl.Apply(ctx, "v", add("hits", "req", 1, w))
+	err = tbl.Apply(ctx, "v", testkit.Add("hits", "req", 1, w))
 	require.True(t, errors.Is(err, ttl.ErrOutOfRange), "got %v", err)
 	assert.Contains(t, err.Error(), "1969-12-31T23:59:48Z", "the message names the window's start")
-	assert.Empty(t, cells(rawRow(t, raw, "v")), "nothing written")
+	assert.Empty(t, testkit.Cells(testkit.RawRow(t, raw, "v")), "nothing written")
 }

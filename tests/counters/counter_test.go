@@ -11,13 +11,14 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // counterTable makes a ttl.Table on a fresh emulator table with a counter
 // family "hits" (Counter(OneSecond()), an aggregate of int64 sums), a
 // counter family "daily" (Counter(DefaultExpiration(48h))) and a plain
 // family "sess" (OneSecond()), reading clock.
-func counterTable(t *testing.T, clock *fakeClock) (*ttl.Table, *bigtable.Table) {
+func counterTable(t *testing.T, clock *testkit.Clock) (*ttl.Table, *bigtable.Table) {
 	t.Helper()
 	e := emulator.StartForTest(t)
 	sum := bigtable.AggregateType{Input: bigtable.Int64Type{}, Aggregator: bigtable.SumAggregator{}}
@@ -42,25 +43,25 @@ func counterTable(t *testing.T, clock *fakeClock) (*ttl.Table, *bigtable.Table) 
 // DefaultExpiration, and the windows read back with their sums.
 func TestCounterWindows(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	tbl, raw := counterTable(t, clock)
 	w := ttl.Window{Size: 10 * time.Second, Keep: 50 * time.Second}
 	for range 25 {
-		require.NoError(t, tbl.Apply(ctx, "u", add("hits", "req", 1, w)))
-		require.NoError(t, tbl.Apply(ctx, "u", add("daily", "req", 2, w)))
+		require.NoError(t, tbl.Apply(ctx, "u", testkit.Add("hits", "req", 1, w)))
+		require.NoError(t, tbl.Apply(ctx, "u", testkit.Add("daily", "req", 2, w)))
 		clock.Advance(time.Second)
 	}
-	stored := cells(rawRow(t, raw, "u"))
+	stored := testkit.Cells(testkit.RawRow(t, raw, "u"))
 	require.Len(t, stored, 6, "one cell per window and family")
-	assert.Equal(t, ms(base.Add(30*time.Second+50*time.Second)), stored[3].TS, "hits: the newest window's expiry")
-	assert.Equal(t, ms(base.Add(30*time.Second+50*time.Second-48*time.Hour)), stored[0].TS, "daily: its expiry less the default")
+	assert.Equal(t, testkit.MS(testkit.Base.Add(30*time.Second+50*time.Second)), stored[3].TS, "hits: the newest window's expiry")
+	assert.Equal(t, testkit.MS(testkit.Base.Add(30*time.Second+50*time.Second-48*time.Hour)), stored[0].TS, "daily: its expiry less the default")
 
 	got, err := tbl.ReadCounter(ctx, "u", "hits", "req", w)
 	require.NoError(t, err)
 	assert.Equal(t, []ttl.WindowCount{
-		{Start: base.Add(20 * time.Second), End: base.Add(30 * time.Second), Expires: base.Add(80 * time.Second), Sum: 5},
-		{Start: base.Add(10 * time.Second), End: base.Add(20 * time.Second), Expires: base.Add(70 * time.Second), Sum: 10},
-		{Start: base, End: base.Add(10 * time.Second), Expires: base.Add(60 * time.Second), Sum: 10},
+		{Start: testkit.Base.Add(20 * time.Second), End: testkit.Base.Add(30 * time.Second), Expires: testkit.Base.Add(80 * time.Second), Sum: 5},
+		{Start: testkit.Base.Add(10 * time.Second), End: testkit.Base.Add(20 * time.Second), Expires: testkit.Base.Add(70 * time.Second), Sum: 10},
+		{Start: testkit.Base, End: testkit.Base.Add(10 * time.Second), Expires: testkit.Base.Add(60 * time.Second), Sum: 10},
 	}, got)
 	for _, n := range []struct {
 		n    int
@@ -75,11 +76,11 @@ func TestCounterWindows(t *testing.T) {
 	assert.Equal(t, int64(30), sum)
 
 	// Each window expires Keep after it ends: at base+60s the first.
-	clock.Set(base.Add(60 * time.Second))
+	clock.Set(testkit.Base.Add(60 * time.Second))
 	got, err = tbl.ReadCounter(ctx, "u", "hits", "req", w)
 	require.NoError(t, err)
 	assert.Len(t, got, 2)
-	clock.Set(base.Add(80 * time.Second))
+	clock.Set(testkit.Base.Add(80 * time.Second))
 	got, err = tbl.ReadCounter(ctx, "u", "hits", "req", w)
 	require.NoError(t, err)
 	assert.Empty(t, got)
@@ -89,7 +90,7 @@ func TestCounterWindows(t *testing.T) {
 // is refused with its sentinel, and writes nothing.
 func TestCounterRefusals(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	tbl, raw := counterTable(t, clock)
 	w := ttl.Window{Size: time.Minute, Keep: time.Hour}
 	set := ttl.NewMutation()
@@ -101,22 +102,22 @@ func TestCounterRefusals(t *testing.T) {
 		m    *ttl.Mutation
 		want error
 	}{
-		{"Add to a plain family", add("sess", "req", 1, w), ttl.ErrCounter},
-		{"Add to a family without a strategy", add("meta", "req", 1, w), ttl.ErrCounter},
+		{"Add to a plain family", testkit.Add("sess", "req", 1, w), ttl.ErrCounter},
+		{"Add to a family without a strategy", testkit.Add("meta", "req", 1, w), ttl.ErrCounter},
 		{"Set in a counter family", set, ttl.ErrCounter},
 		{"Replace in a counter family", replace, ttl.ErrCounter},
-		{"a window that does not divide a day", add("hits", "req", 1, ttl.Window{Size: 7 * time.Minute, Keep: time.Hour}), ttl.ErrLifetime},
-		{"a window of 36 hours", add("hits", "req", 1, ttl.Window{Size: 36 * time.Hour}), ttl.ErrLifetime},
-		{"a window of no size", add("hits", "req", 1, ttl.Window{Keep: time.Hour}), ttl.ErrLifetime},
-		{"a window of a fraction of a millisecond", add("hits", "req", 1, ttl.Window{Size: 1500 * time.Microsecond}), ttl.ErrLifetime},
-		{"a negative keep", add("hits", "req", 1, ttl.Window{Size: time.Minute, Keep: -time.Second}), ttl.ErrLifetime},
-		{"a window and keep past a Duration", add("hits", "req", 1, ttl.Window{Size: 100000 * 24 * time.Hour, Keep: 200 * 365 * 24 * time.Hour}), ttl.ErrOutOfRange},
+		{"a window that does not divide a day", testkit.Add("hits", "req", 1, ttl.Window{Size: 7 * time.Minute, Keep: time.Hour}), ttl.ErrLifetime},
+		{"a window of 36 hours", testkit.Add("hits", "req", 1, ttl.Window{Size: 36 * time.Hour}), ttl.ErrLifetime},
+		{"a window of no size", testkit.Add("hits", "req", 1, ttl.Window{Keep: time.Hour}), ttl.ErrLifetime},
+		{"a window of a fraction of a millisecond", testkit.Add("hits", "req", 1, ttl.Window{Size: 1500 * time.Microsecond}), ttl.ErrLifetime},
+		{"a negative keep", testkit.Add("hits", "req", 1, ttl.Window{Size: time.Minute, Keep: -time.Second}), ttl.ErrLifetime},
+		{"a window and keep past a Duration", testkit.Add("hits", "req", 1, ttl.Window{Size: 100000 * 24 * time.Hour, Keep: 200 * 365 * 24 * time.Hour}), ttl.ErrOutOfRange},
 	} {
 		err := tbl.Apply(ctx, "u", tt.m)
 		assert.ErrorIs(t, err, tt.want, tt.name)
 		assert.ErrorContains(t, err, "req", "%s: the message names the column", tt.name)
 	}
-	assert.Empty(t, rawRow(t, raw, "u"), "nothing written")
+	assert.Empty(t, testkit.RawRow(t, raw, "u"), "nothing written")
 
 	_, err := ttl.NewTable(raw, map[string]ttl.Strategy{"hits": ttl.Counter(ttl.SequenceNumbers(3))})
 	assert.ErrorIs(t, err, ttl.ErrInvalidStrategy)
@@ -124,7 +125,7 @@ func TestCounterRefusals(t *testing.T) {
 	assert.ErrorIs(t, err, ttl.ErrInvalidStrategy)
 	_, err = ttl.NewTable(raw, map[string]ttl.Strategy{"hits": ttl.Counter(ttl.Counter(ttl.OneSecond()))})
 	assert.ErrorIs(t, err, ttl.ErrInvalidStrategy)
-	_, err = ttl.NewTable(raw, map[string]ttl.Strategy{"hits": ttl.Move{From: ttl.Counter(ttl.DefaultExpiration(time.Hour)), To: ttl.Counter(ttl.OneSecond()), Start: base}})
+	_, err = ttl.NewTable(raw, map[string]ttl.Strategy{"hits": ttl.Move{From: ttl.Counter(ttl.DefaultExpiration(time.Hour)), To: ttl.Counter(ttl.OneSecond()), Start: testkit.Base}})
 	assert.ErrorIs(t, err, ttl.ErrInvalidStrategy, "a counter family cannot be moved")
 
 	_, err = tbl.ReadCounter(ctx, "u", "sess", "req", w)
@@ -156,14 +157,14 @@ func TestCounterRefusals(t *testing.T) {
 	assert.ErrorContains(t, err, "count in a Counter family with Mutation.Add", "the refusal points to counters")
 	_, err = tbl.Touch(ctx, "u", "hits", "req", ttl.For(time.Hour))
 	assert.ErrorIs(t, err, ttl.ErrCounter)
-	assert.Empty(t, rawRow(t, raw, "u"), "nothing written")
+	assert.Empty(t, testkit.RawRow(t, raw, "u"), "nothing written")
 }
 
 // TestCounterReadMargin: a table's read margin hides a window's cell that
 // much before its expiry, so a sum needs Keep to cover it as well.
 func TestCounterReadMargin(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	_, raw := counterTable(t, clock)
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"hits": ttl.Counter(ttl.OneSecond())},
 		ttl.WithClock(clock.Now), ttl.WithReadMargin(5*time.Second))
@@ -175,7 +176,7 @@ func TestCounterReadMargin(t *testing.T) {
 
 	w := ttl.Window{Size: 10 * time.Second, Keep: 55 * time.Second}
 	for range 60 {
-		require.NoError(t, tbl.Apply(ctx, "u", add("hits", "req", 1, w)))
+		require.NoError(t, tbl.Apply(ctx, "u", testkit.Add("hits", "req", 1, w)))
 		clock.Advance(time.Second)
 	}
 	// At base+60s the last 6 windows are those from base+10s: 50 adds,
@@ -188,24 +189,24 @@ func TestCounterReadMargin(t *testing.T) {
 // TestCounterReservedColumn: under RecordWriteTime the columns starting
 // with "\xff\xff" hold write times; an Add there is refused as a Set is.
 func TestCounterReservedColumn(t *testing.T) {
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	_, raw := counterTable(t, clock)
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"hits": ttl.Counter(ttl.OneSecond())},
 		ttl.WithClock(clock.Now), ttl.RecordWriteTime())
 	require.NoError(t, err)
-	err = tbl.Apply(context.Background(), "u", add("hits", "\xff\xffreq", 1, ttl.Window{Size: time.Minute}))
+	err = tbl.Apply(context.Background(), "u", testkit.Add("hits", "\xff\xffreq", 1, ttl.Window{Size: time.Minute}))
 	assert.ErrorIs(t, err, ttl.ErrReservedColumn)
-	assert.Empty(t, rawRow(t, raw, "u"), "nothing written")
+	assert.Empty(t, testkit.RawRow(t, raw, "u"), "nothing written")
 }
 
 // TestCounterInBulkAndConditions: an Add is a blind write: it batches in
 // ApplyBulk, and it may be a branch of a conditional mutation.
 func TestCounterInBulkAndConditions(t *testing.T) {
 	ctx := context.Background()
-	tbl, _ := counterTable(t, newClock(base))
+	tbl, _ := counterTable(t, testkit.NewClock(testkit.Base))
 	w := ttl.Window{Size: time.Minute, Keep: time.Hour}
-	m := add("hits", "req", 3, w)
-	errs, err := tbl.ApplyBulk(ctx, []string{"a", "b", "a"}, []*ttl.Mutation{m, m, add("sess", "req", 1, w)})
+	m := testkit.Add("hits", "req", 3, w)
+	errs, err := tbl.ApplyBulk(ctx, []string{"a", "b", "a"}, []*ttl.Mutation{m, m, testkit.Add("sess", "req", 1, w)})
 	require.NoError(t, err)
 	require.Len(t, errs, 3)
 	assert.NoError(t, errs[0])

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The documentation's worked examples, one per strategy, run on the
@@ -23,24 +24,24 @@ import (
 // from it on.
 func TestAprilThirty(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base.Add(-time.Hour))
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"sess": ttl.OneSecond()}, nil)
-	require.NoError(t, tbl.Apply(ctx, "r", set("sess", "token", "abc", ttl.Until(base))))
+	clock := testkit.NewClock(testkit.Base.Add(-time.Hour))
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"sess": ttl.OneSecond()}, nil)
+	require.NoError(t, tbl.Apply(ctx, "r", testkit.Set("sess", "token", "abc", ttl.Until(testkit.Base))))
 
-	assert.Equal(t, []cell{{"sess:token", "abc", ms(base)}}, cells(rawRow(t, raw, "r")), "stored timestamp is the expiry")
+	assert.Equal(t, []testkit.Cell{{Column: "sess:token", Value: "abc", TS: testkit.MS(testkit.Base)}}, testkit.Cells(testkit.RawRow(t, raw, "r")), "stored timestamp is the expiry")
 	for _, tt := range []struct {
 		at   time.Time
 		want []string
 	}{
-		{base.Add(-time.Millisecond), []string{"sess:token=abc"}},
-		{base.Add(-time.Nanosecond), []string{"sess:token=abc"}},
-		{base, nil},
-		{base.Add(time.Millisecond), nil},
+		{testkit.Base.Add(-time.Millisecond), []string{"sess:token=abc"}},
+		{testkit.Base.Add(-time.Nanosecond), []string{"sess:token=abc"}},
+		{testkit.Base, nil},
+		{testkit.Base.Add(time.Millisecond), nil},
 	} {
 		clock.Set(tt.at)
 		r, err := tbl.ReadRow(ctx, "r")
 		require.NoError(t, err)
-		assert.Equal(t, tt.want, values(r), "ReadRow at %v", tt.at.Format(time.RFC3339Nano))
+		assert.Equal(t, tt.want, testkit.Values(r), "ReadRow at %v", tt.at.Format(time.RFC3339Nano))
 	}
 }
 
@@ -48,17 +49,17 @@ func TestAprilThirty(t *testing.T) {
 // events kept two days, one customer one hour and one three days.
 func TestClickEvents(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(48 * time.Hour)}, nil)
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(48 * time.Hour)}, nil)
 	lifeOf := map[int]ttl.Lifetime{3: ttl.For(time.Hour), 7: ttl.For(72 * time.Hour)}
 	for i := 0; i < 10; i++ {
-		require.NoError(t, tbl.Apply(ctx, fmt.Sprintf("customer%d", i), set("clicks", "home", "1", lifeOf[i])))
+		require.NoError(t, tbl.Apply(ctx, fmt.Sprintf("customer%d", i), testkit.Set("clicks", "home", "1", lifeOf[i])))
 	}
 
 	// The stored timestamps: the real write time, earlier, later.
-	assert.Equal(t, ms(base), cells(rawRow(t, raw, "customer0"))[0].TS, "Default: the write time")
-	assert.Equal(t, ms(base.Add(time.Hour-48*time.Hour)), cells(rawRow(t, raw, "customer3"))[0].TS, "For(1h): 47h earlier")
-	assert.Equal(t, ms(base.Add(24*time.Hour)), cells(rawRow(t, raw, "customer7"))[0].TS, "For(72h): 24h later")
+	assert.Equal(t, testkit.MS(testkit.Base), testkit.Cells(testkit.RawRow(t, raw, "customer0"))[0].TS, "Default: the write time")
+	assert.Equal(t, testkit.MS(testkit.Base.Add(time.Hour-48*time.Hour)), testkit.Cells(testkit.RawRow(t, raw, "customer3"))[0].TS, "For(1h): 47h earlier")
+	assert.Equal(t, testkit.MS(testkit.Base.Add(24*time.Hour)), testkit.Cells(testkit.RawRow(t, raw, "customer7"))[0].TS, "For(72h): 24h later")
 
 	visible := func() []string {
 		var got []string
@@ -85,7 +86,7 @@ func TestClickEvents(t *testing.T) {
 		{72 * time.Hour, nil},
 		{72*time.Hour + time.Millisecond, nil},
 	} {
-		clock.Set(base.Add(tt.after))
+		clock.Set(testkit.Base.Add(tt.after))
 		assert.Equal(t, tt.want, visible(), "rows visible %v after the write", tt.after)
 	}
 }
@@ -94,17 +95,17 @@ func TestClickEvents(t *testing.T) {
 // versions under a three-version policy.
 func TestFiveVersions(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"rev": ttl.SequenceNumbers(3)}, nil)
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"rev": ttl.SequenceNumbers(3)}, nil)
 	for v := int64(1); v <= 5; v++ {
-		require.NoError(t, tbl.Apply(ctx, "doc", set("rev", "body", fmt.Sprintf("v%d", v), ttl.Version(v))))
+		require.NoError(t, tbl.Apply(ctx, "doc", testkit.Set("rev", "body", fmt.Sprintf("v%d", v), ttl.Version(v))))
 	}
-	assert.Len(t, cells(rawRow(t, raw, "doc")), 5, "all five are stored until GC")
+	assert.Len(t, testkit.Cells(testkit.RawRow(t, raw, "doc")), 5, "all five are stored until GC")
 	r, err := tbl.ReadRow(ctx, "doc")
 	require.NoError(t, err)
-	assert.Equal(t, []cell{{"rev:body", "v5", 5000}, {"rev:body", "v4", 4000}, {"rev:body", "v3", 3000}}, cells(r))
+	assert.Equal(t, []testkit.Cell{{Column: "rev:body", Value: "v5", TS: 5000}, {Column: "rev:body", Value: "v4", TS: 4000}, {Column: "rev:body", Value: "v3", TS: 3000}}, testkit.Cells(r))
 
 	r, err = tbl.ReadRow(ctx, "doc", ttl.RowFilter(bigtable.LatestNFilter(1)))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"rev:body=v5"}, values(r))
+	assert.Equal(t, []string{"rev:body=v5"}, testkit.Values(r))
 }

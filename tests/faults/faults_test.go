@@ -20,6 +20,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // This file checks what a caller learns when things go wrong: per-row
@@ -212,7 +213,7 @@ func TestApplyBulkRowErrors(t *testing.T) {
 	faults := &rowFaults{fail: map[string]codes.Code{"k0002": codes.PermissionDenied, "k0006": codes.FailedPrecondition, "k0011": codes.PermissionDenied}}
 	e := newFaultServer(t, nil, faults.interceptor())
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
-	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestApplyBulkRetriedRows(t *testing.T) {
 	faults := &rowFaults{fail: map[string]codes.Code{"k0001": codes.Unavailable, "k0004": codes.Aborted}, once: true}
 	e := newFaultServer(t, nil, faults.interceptor())
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
-	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestApplyBulkContext(t *testing.T) {
 	})}
 	e := newFaultServer(t, srvOpts)
 	raw := e.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
-	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestApplyBulkServerClosedMidRequest(t *testing.T) {
 	})}
 	f = newFaultServer(t, srvOpts)
 	raw := f.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
-	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +443,7 @@ func TestApplyBulkServerClosedBetweenGroups(t *testing.T) {
 	})}
 	f = newFaultServer(t, srvOpts)
 	raw := f.TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil})
-	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,14 +501,14 @@ func (s *rowRecordingStream) RecvMsg(m any) error {
 // cells.)
 func TestCallsWithDoneContext(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, nil)
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, nil)
 	c, cancel := context.WithCancel(ctx)
 	cancel()
 	for name, call := range map[string]func() error{
-		"Apply": func() error { return tbl.Apply(c, "r", set("f", "c", "v", ttl.For(time.Hour))) },
+		"Apply": func() error { return tbl.Apply(c, "r", testkit.Set("f", "c", "v", ttl.For(time.Hour))) },
 		"Apply(cond)": func() error {
-			return tbl.Apply(c, "r", ttl.NewCondMutation(nil, nil, set("f", "c", "v", ttl.For(time.Hour))))
+			return tbl.Apply(c, "r", ttl.NewCondMutation(nil, nil, testkit.Set("f", "c", "v", ttl.For(time.Hour))))
 		},
 		"ReadRow": func() error { _, err := tbl.ReadRow(c, "r"); return err },
 		"ReadRows": func() error {
@@ -550,9 +551,9 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 	)
 	rows := []string{"r0", "r1", "r2", "r3"}
 	families := []string{"os", "de", "sn", "un"}
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	managed := map[string]ttl.Strategy{"os": ttl.OneSecond(), "de": ttl.DefaultExpiration(time.Minute), "sn": ttl.SequenceNumbers(versions)}
-	tbl, _ := newTable(t, clock, managed, []string{"un"}, ttl.OtherFamilies("un"), ttl.RecordWriteTime())
+	tbl, _ := testkit.NewTable(t, clock, managed, []string{"un"}, ttl.OtherFamilies("un"), ttl.RecordWriteTime())
 
 	// written is one cell a worker wrote, in its own column of each family.
 	type written struct {
@@ -718,7 +719,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 				var got []bigtable.Row
 				if r.IntN(4) > 0 {
 					var row bigtable.Row
-					row, err = tbl.ReadRow(ctx, pick(r, rows...), ttl.WithWriteTimes())
+					row, err = tbl.ReadRow(ctx, testkit.Pick(r, rows...), ttl.WithWriteTimes())
 					got = append(got, row)
 				} else {
 					err = tbl.ReadRows(ctx, bigtable.InfiniteRange(""), func(row bigtable.Row) bool {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // TestGCRemovesOnlyExpired is the one test on the real clock: with each
@@ -48,7 +49,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 	require.NoError(t, tbl.Apply(ctx, "r", m))
 	// The expiry of every managed time cell, from the raw read.
 	expiry := map[string]time.Time{}
-	for _, items := range rawRow(t, raw, "r") {
+	for _, items := range testkit.RawRow(t, raw, "r") {
 		for _, it := range items {
 			if at, ok := tbl.ExpiresAt(it); ok {
 				expiry[it.Column] = at
@@ -57,7 +58,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 	}
 	require.Len(t, expiry, 4)
 
-	gone := func(stored []cell) bool {
+	gone := func(stored []testkit.Cell) bool {
 		for _, c := range stored {
 			if c.Column == "sess:short" || c.Column == "clicks:short" || c.Column == "rev:doc" && c.TS < 3000 {
 				return false
@@ -68,7 +69,7 @@ func TestGCRemovesOnlyExpired(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		now := time.Now()
-		stored := cells(rawRow(t, raw, "r"))
+		stored := testkit.Cells(testkit.RawRow(t, raw, "r"))
 		kept := map[string]int{}
 		for _, c := range stored {
 			kept[c.Column]++

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // docs/errors.md's table of refused inputs is generated from the tests: the
@@ -99,16 +100,16 @@ var badCalls = []badCall{
 	{"bad other family name", nil, func(x *badFixture) error { return errOf(ttl.NewTable(x.api, x.families, ttl.OtherFamilies("-meta"))) }, ttl.ErrInvalidOption},
 
 	{"move from a strategy to itself", nil, func(x *badFixture) error {
-		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"clicks": ttl.Move{From: ttl.DefaultExpiration(time.Hour), To: ttl.DefaultExpiration(2 * time.Hour), Start: base.Add(time.Hour)}}))
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"clicks": ttl.Move{From: ttl.DefaultExpiration(time.Hour), To: ttl.DefaultExpiration(2 * time.Hour), Start: now.Add(time.Hour)}}))
 	}, ttl.ErrInvalidStrategy},
 	{"move without a start", nil, func(x *badFixture) error {
 		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": ttl.Move{To: ttl.OneSecond()}}))
 	}, ttl.ErrInvalidStrategy},
 	{"move of a counter family", nil, func(x *badFixture) error {
-		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"hits": ttl.Move{From: ttl.Counter(ttl.DefaultExpiration(time.Hour)), To: ttl.Counter(ttl.OneSecond()), Start: base.Add(time.Hour)}}))
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"hits": ttl.Move{From: ttl.Counter(ttl.DefaultExpiration(time.Hour)), To: ttl.Counter(ttl.OneSecond()), Start: now.Add(time.Hour)}}))
 	}, ttl.ErrInvalidStrategy},
 	{"move with a negative skew", nil, func(x *badFixture) error {
-		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": ttl.Move{To: ttl.OneSecond(), Start: base.Add(time.Hour), Skew: -time.Second}}))
+		return errOf(ttl.NewTable(x.api, map[string]ttl.Strategy{"sess": ttl.Move{To: ttl.OneSecond(), Start: now.Add(time.Hour), Skew: -time.Second}}))
 	}, ttl.ErrInvalidStrategy},
 
 	{"nil mutation", nil, func(x *badFixture) error { return x.tbl.Apply(x.ctx, "r", nil) }, ttl.ErrInvalidMutation},
@@ -120,13 +121,13 @@ var badCalls = []badCall{
 		return x.tbl.Apply(x.ctx, "r", ttl.NewCondMutation(nil, ttl.NewCondMutation(nil, x.good, nil), nil))
 	}, ttl.ErrInvalidMutation},
 	{"bad change in a branch", nil, func(x *badFixture) error {
-		return x.tbl.Apply(x.ctx, "r", ttl.NewCondMutation(nil, x.good, set("sess", "c", "v", ttl.For(-time.Hour))))
+		return x.tbl.Apply(x.ctx, "r", ttl.NewCondMutation(nil, x.good, testkit.Set("sess", "c", "v", ttl.For(-time.Hour))))
 	}, ttl.ErrExpired},
 	{"conditional in bulk", nil, func(x *badFixture) error {
 		return firstErr(x.tbl.ApplyBulk(x.ctx, []string{"r"}, []*ttl.Mutation{ttl.NewCondMutation(nil, x.good, nil)}))
 	}, ttl.ErrInvalidMutation},
 	{"bad row in bulk", nil, func(x *badFixture) error {
-		return firstErr(x.tbl.ApplyBulk(x.ctx, []string{"a", "b", "c"}, []*ttl.Mutation{x.good, set("rev", "c", "v", ttl.Version(-1)), x.good}))
+		return firstErr(x.tbl.ApplyBulk(x.ctx, []string{"a", "b", "c"}, []*ttl.Mutation{x.good, testkit.Set("rev", "c", "v", ttl.Version(-1)), x.good}))
 	}, ttl.ErrOutOfRange},
 	{"rows and mutations differ", nil, func(x *badFixture) error {
 		return firstErr(x.tbl.ApplyBulk(x.ctx, []string{"a", "b"}, []*ttl.Mutation{x.good}))
@@ -196,7 +197,7 @@ var badCalls = []badCall{
 	{"nil read-modify-write", nil, func(x *badFixture) error { return errOf(x.tbl.ApplyReadModifyWrite(x.ctx, "r", nil)) }, ttl.ErrInvalidMutation},
 
 	{"clock before 1970", []ttl.Option{ttl.WithClock(func() time.Time { return time.Unix(-1, 0) })}, func(x *badFixture) error {
-		return x.tbl.Apply(x.ctx, "r", set("meta", "c", "v", ttl.Default))
+		return x.tbl.Apply(x.ctx, "r", testkit.Set("meta", "c", "v", ttl.Default))
 	}, ttl.ErrOutOfRange},
 	{"nil context", nil, func(x *badFixture) error { return x.tbl.Apply(nil, "r", x.good) }, ttl.ErrNilArgument}, //lint:ignore SA1012 a nil context is the input under test
 	{"ApplyRow with no changes", nil, func(x *badFixture) error { return x.tbl.ApplyRow(x.ctx, "r", func(ttl.RowWriter) {}) }, ttl.ErrInvalidMutation},
@@ -265,17 +266,17 @@ type outcome struct {
 }
 
 // badTable makes the fixture's table on a fresh emulator table of e.
-func badTable(t *testing.T, e *emulator.Emulator, name string, opts []ttl.Option) (*badFixture, *recorder, *bigtable.Table) {
+func badTable(t *testing.T, e *emulator.Emulator, name string, opts []ttl.Option) (*badFixture, *testkit.Recorder, *bigtable.Table) {
 	t.Helper()
 	raw := e.TableForTest(t, name, map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil, "hits": nil})
-	rec := &recorder{TableAPI: raw}
+	rec := &testkit.Recorder{TableAPI: raw}
 	x := &badFixture{
 		ctx:      context.Background(),
 		api:      rec,
 		families: map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3), "hits": ttl.Counter(ttl.OneSecond())},
-		good:     set("sess", "c", "v", ttl.For(time.Hour)),
+		good:     testkit.Set("sess", "c", "v", ttl.For(time.Hour)),
 	}
-	tbl, err := ttl.NewTable(rec, x.families, append([]ttl.Option{ttl.WithClock(newClock(base).Now)}, opts...)...)
+	tbl, err := ttl.NewTable(rec, x.families, append([]ttl.Option{ttl.WithClock(testkit.NewClock(now).Now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func badTable(t *testing.T, e *emulator.Emulator, name string, opts []ttl.Option
 }
 
 // leftBehind describes what a bad input left in the table, and what it sent.
-func leftBehind(t *testing.T, rec *recorder, raw *bigtable.Table) string {
+func leftBehind(t *testing.T, rec *testkit.Recorder, raw *bigtable.Table) string {
 	t.Helper()
 	ctx := context.Background()
 	var rows []string
@@ -415,7 +416,7 @@ func checkDoc(t *testing.T, want string) {
 		return
 	}
 	if os.Getenv("UPDATE_DOCS") == "" {
-		t.Fatalf("%s's table of refused inputs differs from the tests; run UPDATE_DOCS=1 go test -run TestBadInputs . (section %s … %s)", errorsGuide, docBegin, docEnd)
+		t.Fatalf("%s's table of refused inputs differs from the tests; run UPDATE_DOCS=1 go test -run TestBadInputs ./tests/inputs (section %s … %s)", errorsGuide, docBegin, docEnd)
 	}
 	var updated []byte
 	if got == nil {

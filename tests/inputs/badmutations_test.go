@@ -11,6 +11,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Mutations the Table refuses, whole and before anything is sent: every
@@ -25,11 +26,11 @@ func TestBadMutationsWriteNothing(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range badMutations {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newClock(base)
+			clock := testkit.NewClock(now)
 			managed := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3), "hits": ttl.Counter(ttl.OneSecond())}
 			fams := map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil, "hits": nil}
 			raw := emulator.StartForTest(t).TableForTest(t, "t", fams)
-			rec := &recorder{TableAPI: raw}
+			rec := &testkit.Recorder{TableAPI: raw}
 			tbl, err := ttl.NewTable(rec, managed, append([]ttl.Option{ttl.WithClock(clock.Now)}, tt.opts...)...)
 			require.NoError(t, err)
 
@@ -40,7 +41,7 @@ func TestBadMutationsWriteNothing(t *testing.T) {
 			require.ErrorIs(t, err, tt.want)
 			assert.Contains(t, err.Error(), tt.msg)
 			assert.Empty(t, rec.Calls(), "calls sent")
-			assert.Empty(t, cells(rawRow(t, raw, "r")), "cells written")
+			assert.Empty(t, testkit.Cells(testkit.RawRow(t, raw, "r")), "cells written")
 
 			errs, err := tbl.ApplyBulk(ctx, []string{"r"}, []*ttl.Mutation{m})
 			require.NoError(t, err)
@@ -62,13 +63,17 @@ type badMutation struct {
 	msg    string
 }
 
+// now is the instant the tests' clock reads, as a user's time.Now()
+// would: docs/errors.md shows the inputs as written here.
+var now = testkit.Base
+
 var badMutations = []badMutation{
 	{"expired For", nil, func(m *ttl.Mutation) { m.Set("sess", "c", nil, ttl.For(-time.Second)) }, ttl.ErrExpired, `family "sess", column "c"`},
 	{"zero For", nil, func(m *ttl.Mutation) { m.Set("sess", "c", nil, ttl.For(0)) }, ttl.ErrExpired, "For(0s)"},
 	{"sub-millisecond For", nil, func(m *ttl.Mutation) { m.Set("sess", "c", nil, ttl.For(time.Microsecond)) }, ttl.ErrExpired, "For(1µs)"},
-	{"Until now", nil, func(m *ttl.Mutation) { m.Set("clicks", "c", nil, ttl.Until(base)) }, ttl.ErrExpired, `family "clicks", column "c"`},
+	{"Until now", nil, func(m *ttl.Mutation) { m.Set("clicks", "c", nil, ttl.Until(now)) }, ttl.ErrExpired, `family "clicks", column "c"`},
 	{"Until before 1970", nil, func(m *ttl.Mutation) { m.Set("sess", "c", nil, ttl.Until(time.Unix(-1, 0))) }, ttl.ErrExpired, "Until(1969"},
-	{"Until after 294,247", nil, func(m *ttl.Mutation) { m.Set("sess", "c", nil, ttl.Until(base.AddDate(300000, 0, 0))) }, ttl.ErrOutOfRange, "year 294,247"},
+	{"Until after 294,247", nil, func(m *ttl.Mutation) { m.Set("sess", "c", nil, ttl.Until(now.AddDate(300000, 0, 0))) }, ttl.ErrOutOfRange, "year 294,247"},
 	{"Default in OneSecond", nil, func(m *ttl.Mutation) { m.Set("sess", "c", nil, ttl.Default) }, ttl.ErrLifetime, "OneSecond() has no default"},
 	{"Version in a time family", nil, func(m *ttl.Mutation) { m.Replace("clicks", "c", nil, ttl.Version(1)) }, ttl.ErrLifetime, "Version(1)"},
 	{"For in SequenceNumbers", nil, func(m *ttl.Mutation) { m.Set("rev", "c", nil, ttl.For(time.Hour)) }, ttl.ErrLifetime, `family "rev", column "c"`},
@@ -93,9 +98,9 @@ var badMutations = []badMutation{
 // TestInvalidMutations checks the mutations Bigtable cannot take.
 func TestInvalidMutations(t *testing.T) {
 	ctx := context.Background()
-	tbl, rec, _ := recordedTable(t)
-	good := set("f", "c", "v", ttl.For(time.Hour))
-	bad := set("f", "c", "v", ttl.For(-time.Hour))
+	tbl, rec, _ := testkit.RecordedTable(t)
+	good := testkit.Set("f", "c", "v", ttl.For(time.Hour))
+	bad := testkit.Set("f", "c", "v", ttl.For(-time.Hour))
 	withOwn := ttl.NewCondMutation(nil, good, nil)
 	withOwn.Set("f", "c", nil, ttl.For(time.Hour))
 	for _, tt := range []struct {

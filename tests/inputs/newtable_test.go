@@ -11,6 +11,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // What NewTable takes and refuses: any bigtable.TableAPI, to which every
@@ -19,7 +20,7 @@ import (
 
 // TestNewTableRefuses checks every invalid table configuration.
 func TestNewTableRefuses(t *testing.T) {
-	api := &recorder{}
+	api := &testkit.Recorder{}
 	one := map[string]ttl.Strategy{"f": ttl.OneSecond()}
 	for _, tt := range []struct {
 		name     string
@@ -58,14 +59,14 @@ func TestNewTableRefuses(t *testing.T) {
 // bigtable.TableAPI it wraps, as it must for an authorized view.
 func TestAnyTableAPI(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"f": nil, "u": nil})
-	rec := &recorder{TableAPI: raw}
+	rec := &testkit.Recorder{TableAPI: raw}
 	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, ttl.WithClock(clock.Now))
 	require.NoError(t, err)
 
-	require.NoError(t, tbl.Apply(ctx, "r", set("f", "c", "v", ttl.Default)))
-	_, err = tbl.ApplyBulk(ctx, []string{"a"}, []*ttl.Mutation{set("f", "c", "v", ttl.Default)})
+	require.NoError(t, tbl.Apply(ctx, "r", testkit.Set("f", "c", "v", ttl.Default)))
+	_, err = tbl.ApplyBulk(ctx, []string{"a"}, []*ttl.Mutation{testkit.Set("f", "c", "v", ttl.Default)})
 	require.NoError(t, err)
 	_, err = tbl.ReadRow(ctx, "r")
 	require.NoError(t, err)
@@ -85,7 +86,7 @@ func TestAnyTableAPI(t *testing.T) {
 func TestZeroTable(t *testing.T) {
 	ctx := context.Background()
 	for _, tbl := range []*ttl.Table{nil, new(ttl.Table)} {
-		assert.ErrorIs(t, tbl.Apply(ctx, "r", set("f", "c", "v", ttl.Default)), ttl.ErrNilArgument)
+		assert.ErrorIs(t, tbl.Apply(ctx, "r", testkit.Set("f", "c", "v", ttl.Default)), ttl.ErrNilArgument)
 		_, err := tbl.ApplyBulk(ctx, nil, nil)
 		assert.ErrorIs(t, err, ttl.ErrNilArgument)
 		_, err = tbl.ReadRow(ctx, "r")
@@ -97,6 +98,6 @@ func TestZeroTable(t *testing.T) {
 		assert.ErrorIs(t, err, ttl.ErrNilArgument)
 		_, ok := tbl.ExpiresAt(bigtable.ReadItem{Column: "f:c"})
 		assert.False(t, ok)
-		assert.Equal(t, bigtable.BlockAllFilter().String(), tbl.ReadFilter(base).String())
+		assert.Equal(t, bigtable.BlockAllFilter().String(), tbl.ReadFilter(testkit.Base).String())
 	}
 }

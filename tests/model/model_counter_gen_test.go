@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The operations of the counter model (TestModelCounters) as recipes that
@@ -137,7 +138,7 @@ func generateCounters(seed uint64, s int, v ctrVariant, n int) ctrSegment {
 	r := rand.New(rand.NewPCG(seed, 0xc0c0))
 	// A start anywhere in three days after base, or just before a day
 	// (and a 48h window) ends.
-	start := base.Add(time.Duration(r.Int64N(int64(72 * time.Hour))))
+	start := testkit.Base.Add(time.Duration(r.Int64N(int64(72 * time.Hour))))
 	if r.IntN(3) == 0 {
 		day := 48 * time.Hour.Milliseconds()
 		end := (floorMs(start)/day + 1) * day
@@ -151,7 +152,7 @@ func generateCounters(seed uint64, s int, v ctrVariant, n int) ctrSegment {
 		if i >= 3 {
 			col = fmt.Sprintf("c%d", r.IntN(len(ctrWindows)))
 		}
-		g.hot = append(g.hot, ctrCol{pick(r, ctrRows...), pick(r, ctrFamilies[:3]...).name, col})
+		g.hot = append(g.hot, ctrCol{testkit.Pick(r, ctrRows...), testkit.Pick(r, ctrFamilies[:3]...).name, col})
 	}
 	seg := ctrSegment{start: start}
 	for range n {
@@ -175,7 +176,7 @@ func (g *ctrGen) op() ctrOp {
 			}
 		}
 		if g.r.IntN(12) == 0 {
-			o.ahead = pick(g.r, time.Microsecond, time.Millisecond, 250*time.Millisecond, 2*time.Second, g.focus.Size/2, g.focus.Size)
+			o.ahead = testkit.Pick(g.r, time.Microsecond, time.Millisecond, 250*time.Millisecond, 2*time.Second, g.focus.Size/2, g.focus.Size)
 		}
 		return o
 	case x < 63:
@@ -201,9 +202,9 @@ func (g *ctrGen) op() ctrOp {
 
 func (g *ctrGen) row() string {
 	if g.r.IntN(3) > 0 {
-		return pick(g.r, g.hot...).row
+		return testkit.Pick(g.r, g.hot...).row
 	}
-	return pick(g.r, ctrRows...)
+	return testkit.Pick(g.r, ctrRows...)
 }
 
 // column returns a column to add to or read: mostly a hot one, now and
@@ -211,11 +212,11 @@ func (g *ctrGen) row() string {
 func (g *ctrGen) column() ctrCol {
 	switch x := g.r.IntN(200); {
 	case x < 140:
-		return pick(g.r, g.hot...)
+		return testkit.Pick(g.r, g.hot...)
 	case x < 197:
-		return ctrCol{pick(g.r, ctrRows...), pick(g.r, ctrFamilies[:3]...).name, fmt.Sprintf("c%d", g.r.IntN(len(ctrWindows)))}
+		return ctrCol{testkit.Pick(g.r, ctrRows...), testkit.Pick(g.r, ctrFamilies[:3]...).name, fmt.Sprintf("c%d", g.r.IntN(len(ctrWindows)))}
 	}
-	return ctrCol{pick(g.r, ctrRows...), "sess", fmt.Sprintf("c%d", g.r.IntN(len(ctrWindows)))}
+	return ctrCol{testkit.Pick(g.r, ctrRows...), "sess", fmt.Sprintf("c%d", g.r.IntN(len(ctrWindows)))}
 }
 
 // ctrBadWindows are windows a counter cannot count in.
@@ -233,11 +234,11 @@ var ctrBadWindows = []ttl.Window{
 // before.
 func (g *ctrGen) mutation() *ctrMut {
 	if len(g.muts) > 0 && g.r.IntN(10) == 0 {
-		return pick(g.r, g.muts...)
+		return testkit.Pick(g.r, g.muts...)
 	}
 	g.nextID++
 	m := &ctrMut{id: g.nextID}
-	for range pick(g.r, 1, 1, 1, 1, 2, 2, 3, 5, 6, 8) {
+	for range testkit.Pick(g.r, 1, 1, 1, 1, 2, 2, 3, 5, 6, 8) {
 		c := g.column()
 		if g.r.IntN(3) == 0 && len(m.adds) > 0 { // the same column again
 			prev := m.adds[g.r.IntN(len(m.adds))]
@@ -248,14 +249,14 @@ func (g *ctrGen) mutation() *ctrMut {
 			if g.r.IntN(12) == 0 {
 				fam = c.fam
 			}
-			life := pick(g.r, time.Millisecond, 500*time.Millisecond, 700*time.Millisecond+time.Microsecond, 2*time.Second, time.Minute,
+			life := testkit.Pick(g.r, time.Millisecond, 500*time.Millisecond, 700*time.Millisecond+time.Microsecond, 2*time.Second, time.Minute,
 				g.focus.Size, g.focus.Size+g.focus.Keep, time.Hour, 0)
 			m.adds = append(m.adds, ctrAdd{fam: fam, col: c.col, set: true, value: fmt.Sprintf("v%d", m.id), life: life})
 			continue
 		}
 		w := ctrColumnWindow(c.col)
 		if g.r.IntN(60) == 0 {
-			w = pick(g.r, ctrBadWindows...)
+			w = testkit.Pick(g.r, ctrBadWindows...)
 		}
 		m.adds = append(m.adds, ctrAdd{fam: c.fam, col: c.col, delta: g.delta(), w: w})
 	}
@@ -286,7 +287,7 @@ func (g *ctrGen) read(kind ctrKind) ctrOp {
 	case x < 4:
 		cols := slices.DeleteFunc(g.m.columns(x < 3), func(c ctrCol) bool { return !ctrFamilyNamed(c.fam).counter })
 		if len(cols) > 0 {
-			c = pick(g.r, cols...)
+			c = testkit.Pick(g.r, cols...)
 		}
 	}
 	w := ctrColumnWindow(c.col)
@@ -303,9 +304,9 @@ func (g *ctrGen) read(kind ctrKind) ctrOp {
 		case 2: // on no window
 			w.Keep += time.Millisecond
 		case 3:
-			w = pick(g.r, ctrWindows...)
+			w = testkit.Pick(g.r, ctrWindows...)
 		default:
-			w = pick(g.r, ctrBadWindows...)
+			w = testkit.Pick(g.r, ctrBadWindows...)
 		}
 	}
 	o := ctrOp{kind: kind, row: c.row, fam: c.fam, col: c.col, w: w, ownWindow: own}
@@ -349,14 +350,14 @@ func (g *ctrGen) clockMove() time.Time {
 	case 6, 7, 8: // a window boundary
 		b := w
 		if g.r.IntN(2) == 0 {
-			b = ctrColumnWindow(pick(g.r, g.hot...).col)
+			b = ctrColumnWindow(testkit.Pick(g.r, g.hot...).col)
 		}
 		size := b.Size.Milliseconds()
 		end := time.UnixMilli((floorMs(now)/size + 1) * size)
-		at = end.Add(-pick(g.r, 0, 0, time.Nanosecond, time.Microsecond, time.Millisecond, g.m.margin))
+		at = end.Add(-testkit.Pick(g.r, 0, 0, time.Nanosecond, time.Microsecond, time.Millisecond, g.m.margin))
 	case 9, 10, 11, 12, 13: // when a stored window hides
 		if hides := g.m.hides(g.hot); len(hides) > 0 {
-			at = pick(g.r, hides...).Add(pick(g.r, -time.Millisecond, -time.Microsecond, -time.Nanosecond, 0, 0, 0, time.Nanosecond, time.Microsecond))
+			at = testkit.Pick(g.r, hides...).Add(testkit.Pick(g.r, -time.Millisecond, -time.Microsecond, -time.Nanosecond, 0, 0, 0, time.Nanosecond, time.Microsecond))
 		} else {
 			at = now.Add(time.Duration(1 + g.r.Int64N(int64(w.Size))))
 		}

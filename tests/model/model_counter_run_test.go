@@ -15,6 +15,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Running the counter model (TestModelCounters): each operation applied
@@ -26,7 +27,7 @@ import (
 type ctrRunner struct {
 	tbl, ahead        *ttl.Table // ahead's clock runs ahead of tbl's
 	raw               *bigtable.Table
-	clock, aheadClock *fakeClock
+	clock, aheadClock *testkit.Clock
 	m                 *ctrModel
 	muts              map[*ctrMut]*ttl.Mutation
 	gcAges            map[string]time.Duration // the families' MaxAge, as found
@@ -53,7 +54,7 @@ func ctrRun(t testing.TB, e *emulator.Emulator, v ctrVariant, name string, seg c
 			t.Error(err)
 		}
 	}()
-	r := &ctrRunner{raw: e.Client.Open(name), clock: newClock(seg.start), aheadClock: newClock(seg.start),
+	r := &ctrRunner{raw: e.Client.Open(name), clock: testkit.NewClock(seg.start), aheadClock: testkit.NewClock(seg.start),
 		m: newCtrModel(v, seg.start), muts: map[*ctrMut]*ttl.Mutation{}, st: st}
 	if r.tbl, err = ttl.NewTable(r.raw, fams, v.options(r.clock.Now)...); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The generator of model runs: seeded, it keeps its own model so that
@@ -33,7 +34,7 @@ func (g *gen) family() string {
 	if g.v.move != nil && g.r.IntN(2) == 0 {
 		return "m" // the moving family, half of the time
 	}
-	return pick(g.r, g.v.familyNames()...)
+	return testkit.Pick(g.r, g.v.familyNames()...)
 }
 
 // timedCell is a stored cell of a family whose rule expires cells by
@@ -76,11 +77,11 @@ func (g *gen) duration() time.Duration {
 	ms := time.Millisecond
 	switch g.r.IntN(12) {
 	case 0:
-		return pick(g.r, 0, -ms, time.Nanosecond, 999*time.Microsecond, ms, ms+time.Nanosecond, 1500*time.Microsecond, 2*ms-time.Nanosecond)
+		return testkit.Pick(g.r, 0, -ms, time.Nanosecond, 999*time.Microsecond, ms, ms+time.Nanosecond, 1500*time.Microsecond, 2*ms-time.Nanosecond)
 	case 1:
-		return g.v.margin + pick(g.r, -time.Nanosecond, 0, time.Nanosecond, ms, ms+time.Nanosecond)
+		return g.v.margin + testkit.Pick(g.r, -time.Nanosecond, 0, time.Nanosecond, ms, ms+time.Nanosecond)
 	case 2:
-		return modelDefault + pick(g.r, -ms, -time.Nanosecond, 0, time.Nanosecond, ms)
+		return modelDefault + testkit.Pick(g.r, -ms, -time.Nanosecond, 0, time.Nanosecond, ms)
 	case 3, 4, 5:
 		return time.Duration(g.r.Int64N(int64(10 * time.Second)))
 	case 6, 7:
@@ -101,10 +102,10 @@ func (g *gen) until() time.Time {
 		return g.m.now
 	case 1:
 		if es := g.expiries(); len(es) > 0 { // collide with a stored cell
-			return pick(g.r, es...).Add(pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond))
+			return testkit.Pick(g.r, es...).Add(testkit.Pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond))
 		}
 	case 2:
-		return pick(g.r,
+		return testkit.Pick(g.r,
 			time.Time{}, time.Unix(-1, 0), time.Unix(0, 0),
 			time.Date(200000, 1, 1, 0, 0, 0, 0, time.UTC),
 			time.UnixMilli(maxSeq), time.UnixMilli(maxSeq).Add(999999), time.UnixMilli(maxSeq).Add(time.Millisecond),
@@ -119,15 +120,15 @@ func (g *gen) life(family string) lifeSpec {
 	}
 	kind := lkDefault
 	if g.r.IntN(100) < 8 {
-		kind = pick(g.r, lkDefault, lkFor, lkUntil, lkVersion, lkForever) // mostly refused
+		kind = testkit.Pick(g.r, lkDefault, lkFor, lkUntil, lkVersion, lkForever) // mostly refused
 	} else {
 		switch g.v.families[family] {
 		case ruleSequence:
 			kind = lkVersion
 		case ruleOneSecond:
-			kind = pick(g.r, lkFor, lkFor, lkFor, lkUntil, lkUntil, lkFor, lkFor, lkUntil, lkFor, lkForever)
+			kind = testkit.Pick(g.r, lkFor, lkFor, lkFor, lkUntil, lkUntil, lkFor, lkFor, lkUntil, lkFor, lkForever)
 		case ruleDefault:
-			kind = pick(g.r, lkDefault, lkDefault, lkFor, lkFor, lkFor, lkUntil, lkUntil, lkFor, lkUntil, lkForever)
+			kind = testkit.Pick(g.r, lkDefault, lkDefault, lkFor, lkFor, lkFor, lkUntil, lkUntil, lkFor, lkUntil, lkForever)
 		}
 	}
 	switch kind {
@@ -138,7 +139,7 @@ func (g *gen) life(family string) lifeSpec {
 	case lkVersion:
 		seq := g.r.Int64N(6)
 		if g.r.IntN(20) == 0 {
-			seq = pick(g.r, -1, maxSeq-1, maxSeq, maxSeq+1)
+			seq = testkit.Pick(g.r, -1, maxSeq-1, maxSeq, maxSeq+1)
 		}
 		return lifeSpec{kind: lkVersion, seq: seq}
 	}
@@ -151,7 +152,7 @@ func (g *gen) value() string {
 }
 
 func (g *gen) mutOp() mutOp {
-	o := mutOp{fam: g.family(), col: pick(g.r, modelColumns...)}
+	o := mutOp{fam: g.family(), col: testkit.Pick(g.r, modelColumns...)}
 	switch x := g.r.IntN(100); {
 	case x < 50:
 		o.kind = mkSet
@@ -200,7 +201,7 @@ func (g *gen) branch() *mutSpec {
 // storedValue returns a value stored in family:col of row, live or not.
 func (g *gen) storedValue(row, family, col string) string {
 	if cells := g.m.rows[row][family][col]; len(cells) > 0 {
-		return pick(g.r, cells...).value
+		return testkit.Pick(g.r, cells...).value
 	}
 	return "v1"
 }
@@ -220,7 +221,7 @@ func (g *gen) nearExpiry(row string) (fam, col, value string, ok bool) {
 		return "", "", "", false
 	}
 	sort.Slice(near, func(i, j int) bool { return near[i][2] < near[j][2] }) // map order is random
-	n := pick(g.r, near...)
+	n := testkit.Pick(g.r, near...)
 	return n[0], n[1], n[2], true
 }
 
@@ -228,7 +229,7 @@ func (g *gen) nearExpiry(row string) (fam, col, value string, ok bool) {
 // cell is about to be hidden.
 func (g *gen) cond(row string, aimed bool) *mutSpec {
 	c := &condSpec{yes: g.branch(), no: g.branch()}
-	fam, col := g.family(), pick(g.r, modelColumns...)
+	fam, col := g.family(), testkit.Pick(g.r, modelColumns...)
 	value := g.storedValue(row, fam, col)
 	kind := g.r.IntN(3)
 	if f, cl, v, ok := g.nearExpiry(row); ok && (aimed || g.r.IntN(2) == 0) {
@@ -247,8 +248,8 @@ func (g *gen) cond(row string, aimed bool) *mutSpec {
 }
 
 func (g *gen) filter(row string) mfilter {
-	fam, col := g.family(), pick(g.r, modelColumns...)
-	bound := func() string { return pick(g.r, "", "a", "a\x00", "b", "c") }
+	fam, col := g.family(), testkit.Pick(g.r, modelColumns...)
+	bound := func() string { return testkit.Pick(g.r, "", "a", "a\x00", "b", "c") }
 	switch g.r.IntN(11) {
 	case 0:
 		return fLatest(1 + g.r.IntN(3))
@@ -286,7 +287,7 @@ func (g *gen) readSpec(row string) readSpec {
 func (g *gen) clock() time.Time {
 	now := g.m.now
 	tiny := func() time.Time {
-		return now.Add(pick(g.r, time.Nanosecond, time.Microsecond, 999*time.Microsecond, time.Millisecond,
+		return now.Add(testkit.Pick(g.r, time.Nanosecond, time.Microsecond, 999*time.Microsecond, time.Millisecond,
 			time.Millisecond+time.Nanosecond, 1500*time.Microsecond, 2*time.Millisecond))
 	}
 	switch g.r.IntN(10) {
@@ -302,7 +303,7 @@ func (g *gen) clock() time.Time {
 		if len(next) == 0 {
 			return tiny()
 		}
-		at := pick(g.r, next...).Add(pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond,
+		at := testkit.Pick(g.r, next...).Add(testkit.Pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond,
 			-g.v.margin, -g.v.margin-time.Nanosecond, -g.v.margin+time.Nanosecond))
 		if !at.After(now) {
 			return tiny()
@@ -330,12 +331,12 @@ func (g *gen) aim(row string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) }) // map order is random
-	t := pick(g.r, at...).Add(pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond))
+	t := testkit.Pick(g.r, at...).Add(testkit.Pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond))
 	return t, t.After(g.m.now)
 }
 
 func (g *gen) op() op {
-	row := pick(g.r, modelRows...)
+	row := testkit.Pick(g.r, modelRows...)
 	if g.condNext != "" { // a condition on a row whose cell the clock was just moved to
 		row, g.condNext = g.condNext, ""
 		return op{kind: opApply, row: row, mut: g.cond(row, true)}
@@ -394,7 +395,7 @@ func (g *gen) readRowsOp(row string) op {
 		}
 		r.rows = rowSetSpec{list: append(list, "zz")}
 	case 2:
-		r.rows = rowSetSpec{start: pick(g.r, "", "r1"), end: pick(g.r, "r2", "r3", "s")}
+		r.rows = rowSetSpec{start: testkit.Pick(g.r, "", "r1"), end: testkit.Pick(g.r, "r2", "r3", "s")}
 	}
 	if g.r.IntN(4) == 0 {
 		r.limit = 1 + g.r.Int64N(3)

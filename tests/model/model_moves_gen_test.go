@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The generator of move runs: the framework's operations (model_gen_test.go)
@@ -80,7 +82,7 @@ func (g *gen) movePoints() []time.Time {
 // movePoint returns an instant near one of the move's points or a stored
 // cell's expiry, a skew away now and then; ahead of now when one is.
 func (g *gen) movePoint() time.Time {
-	jitter := pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond, time.Millisecond, -500*time.Microsecond)
+	jitter := testkit.Pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond, time.Millisecond, -500*time.Microsecond)
 	var pts []time.Time
 	if es := g.expiries(); len(es) > 0 && g.r.IntN(3) == 0 {
 		pts = es
@@ -98,7 +100,7 @@ func (g *gen) movePoint() time.Time {
 	if len(ahead) > 0 && g.r.IntN(8) > 0 {
 		pts = ahead
 	}
-	return pick(g.r, pts...).Add(jitter)
+	return testkit.Pick(g.r, pts...).Add(jitter)
 }
 
 // milestone returns the next instant at which the move changes: Start,
@@ -122,7 +124,7 @@ func (g *gen) moveLife() lifeSpec {
 	if s.from == ruleSequence || s.to == ruleSequence {
 		kinds = append(kinds, lkVersion, lkVersion, lkVersion, lkVersion, lkVersion)
 	}
-	switch kind := pick(g.r, kinds...); kind {
+	switch kind := testkit.Pick(g.r, kinds...); kind {
 	case lkFor:
 		if g.r.IntN(3) == 0 {
 			return lifeSpec{kind: lkFor, d: g.duration()}
@@ -137,9 +139,9 @@ func (g *gen) moveLife() lifeSpec {
 		seq := g.r.Int64N(6)
 		switch g.r.IntN(16) {
 		case 0:
-			seq = pick(g.r, -1, maxSeq, maxSeq+1)
+			seq = testkit.Pick(g.r, -1, maxSeq, maxSeq+1)
 		case 1: // a sequence number on the real times' side of 2000-01-01
-			seq = realTime/1000 + pick(g.r, int64(-1), 0, 1)
+			seq = realTime/1000 + testkit.Pick(g.r, int64(-1), 0, 1)
 		}
 		return lifeSpec{kind: lkVersion, seq: seq}
 	default:
@@ -161,7 +163,7 @@ func (g *gen) moveClock() time.Time {
 			}
 		}
 	case x < 3: // the next milestone itself
-		return now.Add(left + pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond))
+		return now.Add(left + testkit.Pick(g.r, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond))
 	case x < 10: // tiny
 		if at := g.clock(); at.Before(now.Add(2 * time.Millisecond)) {
 			return at
@@ -191,7 +193,7 @@ func (g *gen) oldStamp(at time.Time) (int64, bool) {
 // oldCell returns a raw write of the old regime at at, or false.
 func (g *gen) oldCell(at time.Time) (moveOp, bool) {
 	ts, ok := g.oldStamp(at)
-	o := moveOp{op: op{row: pick(g.r, modelRows...)}, kind: mvOld, col: pick(g.r, modelColumns...), value: g.value(), ts: ts}
+	o := moveOp{op: op{row: testkit.Pick(g.r, modelRows...)}, kind: mvOld, col: testkit.Pick(g.r, modelColumns...), value: g.value(), ts: ts}
 	return o, ok
 }
 
@@ -206,9 +208,9 @@ func (g *gen) moveOp(offset time.Duration) moveOp {
 			return o
 		}
 	case x < 7 && s.skew > 0:
-		o := moveOp{kind: mvSkew, skew: pick(g.r, -s.skew, s.skew, 0, time.Duration(g.r.Int64N(int64(2*s.skew+1)))-s.skew)}
+		o := moveOp{kind: mvSkew, skew: testkit.Pick(g.r, -s.skew, s.skew, 0, time.Duration(g.r.Int64N(int64(2*s.skew+1)))-s.skew)}
 		if d := s.start.Sub(now); d >= -s.skew && d <= s.skew && g.r.IntN(2) == 0 {
-			o.skew = d + pick(g.r, -time.Nanosecond, 0) // the second process at its start
+			o.skew = d + testkit.Pick(g.r, -time.Nanosecond, 0) // the second process at its start
 		}
 		return o
 	case x < 11 && !now.Before(s.start):
@@ -235,7 +237,7 @@ func (g *gen) moveOp(offset time.Duration) moveOp {
 // the rewrite.
 func (g *gen) rewriteOp() moveOp {
 	s := g.v.move
-	row := pick(g.r, modelRows...)
+	row := testkit.Pick(g.r, modelRows...)
 	var rows []string
 	for _, r := range g.m.rowKeys() {
 		for _, cells := range g.m.rows[r]["m"] {
@@ -246,11 +248,11 @@ func (g *gen) rewriteOp() moveOp {
 		}
 	}
 	if len(rows) > 0 && g.r.IntN(4) > 0 {
-		row = pick(g.r, rows...)
+		row = testkit.Pick(g.r, rows...)
 	}
 	o := moveOp{op: op{row: row}, kind: mvRewrite}
 	if g.r.IntN(4) == 0 {
-		w := mutOp{kind: pick(g.r, mkSet, mkReplace, mkDeleteColumn), fam: "m", col: pick(g.r, modelColumns...)}
+		w := mutOp{kind: testkit.Pick(g.r, mkSet, mkReplace, mkDeleteColumn), fam: "m", col: testkit.Pick(g.r, modelColumns...)}
 		if w.kind != mkDeleteColumn {
 			w.value, w.life = g.value(), g.moveLife()
 		}
@@ -271,7 +273,7 @@ func generateMoves(v *variant, seed uint64, n int) []moveOp {
 	}
 	var ops []moveOp
 	for len(ops) < min(n, 6+g.r.IntN(11)) {
-		if o, ok := g.oldCell(base.Add(-time.Duration(g.r.Int64N(int64(pick[time.Duration](g.r, 1, 1, 3) * span))))); ok {
+		if o, ok := g.oldCell(testkit.Base.Add(-time.Duration(g.r.Int64N(int64(testkit.Pick[time.Duration](g.r, 1, 1, 3) * span))))); ok {
 			ops = append(ops, o)
 			g.m.moveReplay(o, 0)
 		}

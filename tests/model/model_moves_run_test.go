@@ -13,6 +13,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Running a move run: the framework's operations through either of two
@@ -25,9 +26,9 @@ import (
 // moveRun is a move run in progress.
 type moveRun struct {
 	v      *variant
-	clock  *fakeClock    // the first process's
-	offset time.Duration // the second process's clock from the first's
-	tbls   [2]*ttl.Table // the two processes
+	clock  *testkit.Clock // the first process's
+	offset time.Duration  // the second process's clock from the first's
+	tbls   [2]*ttl.Table  // the two processes
 	raw    *bigtable.Table
 	m      *model
 	st     *moveStats
@@ -58,7 +59,7 @@ func (st *moveStats) String() string {
 func runMoves(t testing.TB, e *emulator.Emulator, v *variant, name string, ops []moveOp, st *moveStats) (int, string) {
 	t.Helper()
 	const rawEvery = 16
-	x := &moveRun{v: v, clock: newClock(base), m: newModel(v), st: st}
+	x := &moveRun{v: v, clock: testkit.NewClock(testkit.Base), m: newModel(v), st: st}
 	x.tbls[0], x.raw = v.newTable(t, e, name, x.clock)
 	x.tbls[1] = v.open(t, x.raw, func() time.Time { return x.clock.Now().Add(x.offset) })
 	for i, o := range ops {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // TestModelMoves checks Move, DESIGN.md's "Changing the strategy of a
@@ -71,7 +72,7 @@ func TestModelMoves(t *testing.T) {
 				if idx < 0 {
 					continue
 				}
-				reportFailure(t, seed, ops, idx, msg, fmt.Sprintf("in run %d, %v, on %s, from clock %v", run, v.move, v.name, base.Format(time.RFC3339)),
+				reportFailure(t, seed, ops, idx, msg, fmt.Sprintf("in run %d, %v, on %s, from clock %v", run, v.move, v.name, testkit.Base.Format(time.RFC3339)),
 					func(replay string, ops []moveOp) (int, string) {
 						return runMoves(t, e, v, fmt.Sprintf("run%d-%s", run, replay), ops, nil)
 					})
@@ -108,16 +109,16 @@ var movePairs = []struct {
 func moveVariant(r *rand.Rand, from, to rule, k int) *variant {
 	s := &moveSpec{
 		from: from, to: to,
-		fromD: pick(r, modelDefault, 2500*time.Millisecond, 10*time.Minute),
-		toD:   pick(r, modelDefault, 2500*time.Millisecond, 10*time.Minute),
-		start: base.Add(pick(r, time.Second, 45*time.Second, 10*time.Minute)),
-		skew:  pick(r, 0, time.Millisecond, 2*time.Second, time.Minute),
+		fromD: testkit.Pick(r, modelDefault, 2500*time.Millisecond, 10*time.Minute),
+		toD:   testkit.Pick(r, modelDefault, 2500*time.Millisecond, 10*time.Minute),
+		start: testkit.Base.Add(testkit.Pick(r, time.Second, 45*time.Second, 10*time.Minute)),
+		skew:  testkit.Pick(r, 0, time.Millisecond, 2*time.Second, time.Minute),
 	}
 	switch []lifeKind{lkDefault, lkFor, lkUntil, lkForever}[k%4] {
 	case lkFor:
-		s.old = lifeSpec{kind: lkFor, d: pick(r, 1500*time.Millisecond, 30*time.Second, modelDefault, 20*time.Minute)}
+		s.old = lifeSpec{kind: lkFor, d: testkit.Pick(r, 1500*time.Millisecond, 30*time.Second, modelDefault, 20*time.Minute)}
 	case lkUntil:
-		at := s.start.Add(pick(r, 10*time.Second, 5*time.Minute, time.Hour) + pick(r, 0, 300*time.Microsecond))
+		at := s.start.Add(testkit.Pick(r, 10*time.Second, 5*time.Minute, time.Hour) + testkit.Pick(r, 0, 300*time.Microsecond))
 		if from == ruleSequence && r.IntN(3) == 0 {
 			at = s.start.Add(-time.Minute) // sequence numbers may end before the start
 		}

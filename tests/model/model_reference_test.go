@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The reference model: the cells a table stores, expired ones included,
@@ -33,7 +34,7 @@ type model struct {
 }
 
 func newModel(v *variant) *model {
-	return &model{v: v, now: base, rows: map[string]map[string]map[string][]storedCell{}}
+	return &model{v: v, now: testkit.Base, rows: map[string]map[string]map[string][]storedCell{}}
 }
 
 // change is one validated op of a mutation, with its timestamp.

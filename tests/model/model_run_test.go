@@ -14,6 +14,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Running a model: each operation applied to a Table on the emulator and
@@ -54,7 +55,7 @@ func flatRow(r bigtable.Row, families []string) []flatCell {
 func run(t testing.TB, e *emulator.Emulator, v *variant, name string, ops []op, st *runStats) (int, string) {
 	t.Helper()
 	const rawEvery = 16
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	raw := v.newRaw(t, e, name)
 	x := &injector{TableAPI: raw, other: v.open(t, raw, clock.Now)}
 	tbl := v.open(t, x, clock.Now)
@@ -114,7 +115,7 @@ func (st *runStats) String() string {
 	return s
 }
 
-func step(tbl *ttl.Table, clock *fakeClock, m *model, o op, st *runStats) string {
+func step(tbl *ttl.Table, clock *testkit.Clock, m *model, o op, st *runStats) string {
 	ctx := context.Background()
 	switch o.kind {
 	case opClock:

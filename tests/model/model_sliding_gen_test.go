@@ -2,6 +2,8 @@ package model_test
 
 import (
 	"time"
+
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The generator's Touch and KeepAlive operations (model_sliding_*): aimed
@@ -20,7 +22,7 @@ func (g *gen) slidingOp(row string) (op, bool) {
 		if g.r.IntN(2) == 0 {
 			o = g.readRowsOp(row)
 		}
-		o.read.idle = pick(g.r, time.Millisecond, 50*time.Millisecond, time.Second, 10*time.Second, modelDefault,
+		o.read.idle = testkit.Pick(g.r, time.Millisecond, 50*time.Millisecond, time.Second, 10*time.Second, modelDefault,
 			10*time.Minute, 2*time.Hour, 72*time.Hour)
 		if g.r.IntN(4) == 0 { // the values stripped: the renewal reads them
 			if o.read.filter == nil {
@@ -31,7 +33,7 @@ func (g *gen) slidingOp(row string) (op, bool) {
 		}
 		if g.r.IntN(5) < 2 {
 			fam, col := g.liveColumn(row)
-			o.inject = g.injection(pick(g.r, 1, 1, 1, 2, 3, 4), row, fam, col)
+			o.inject = g.injection(testkit.Pick(g.r, 1, 1, 1, 2, 3, 4), row, fam, col)
 		}
 		return o, true
 	}
@@ -40,7 +42,7 @@ func (g *gen) slidingOp(row string) (op, bool) {
 
 // touchOp returns a Touch of a column of row, mostly one with a live cell.
 func (g *gen) touchOp(row string) op {
-	fam, col := g.family(), pick(g.r, modelColumns...)
+	fam, col := g.family(), testkit.Pick(g.r, modelColumns...)
 	if g.r.IntN(4) > 0 {
 		fam, col = g.liveColumn(row)
 	}
@@ -55,7 +57,7 @@ func (g *gen) touchOp(row string) op {
 	}
 	o := op{kind: opTouch, touch: touchSpec{row: row, fam: fam, col: col, life: life}}
 	if g.r.IntN(2) == 0 {
-		o.inject = g.injection(pick(g.r, 1, 1, 1, 2), row, fam, col)
+		o.inject = g.injection(testkit.Pick(g.r, 1, 1, 1, 2), row, fam, col)
 	}
 	return o
 }
@@ -63,10 +65,10 @@ func (g *gen) touchOp(row string) op {
 // liveColumn returns the column of a cell of row live now, or any column.
 func (g *gen) liveColumn(row string) (fam, col string) {
 	if live := g.m.liveCells(row, g.m.now.Add(g.v.margin)); len(live) > 0 {
-		c := pick(g.r, live...)
+		c := testkit.Pick(g.r, live...)
 		return c.Fam, c.Col
 	}
-	return g.family(), pick(g.r, modelColumns...)
+	return g.family(), testkit.Pick(g.r, modelColumns...)
 }
 
 // injection returns another process's write before request at, of one or
@@ -78,7 +80,7 @@ func (g *gen) injection(at int, row, fam, col string) *injectSpec {
 		o := g.mutOp()
 		if g.r.IntN(5) < 3 {
 			o.fam, o.col = fam, col
-			o.kind = pick(g.r, mkSet, mkSet, mkReplace, mkReplace, mkDeleteColumn)
+			o.kind = testkit.Pick(g.r, mkSet, mkSet, mkReplace, mkReplace, mkDeleteColumn)
 			o.value, o.life = g.value(), g.life(fam)
 		}
 		s.ops = append(s.ops, o)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // This file checks the retention promise against a reference model: a
@@ -112,7 +113,7 @@ func TestModel(t *testing.T) {
 				sliding.add(st.sliding)
 				return
 			}
-			reportFailure(t, seed, ops, idx, msg, fmt.Sprintf("on table %q, from clock %v", v.name, base.Format(time.RFC3339)),
+			reportFailure(t, seed, ops, idx, msg, fmt.Sprintf("on table %q, from clock %v", v.name, testkit.Base.Format(time.RFC3339)),
 				func(name string, ops []op) (int, string) { return run(t, e, v, name, ops, nil) })
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // The table configurations the model runs against: which families, with
@@ -51,7 +52,7 @@ func (v *variant) strategy(family string) ttl.Strategy {
 }
 
 // newTable makes the variant's Table on a fresh table of e, reading clock.
-func (v *variant) newTable(t testing.TB, e *emulator.Emulator, name string, clock *fakeClock) (*ttl.Table, *bigtable.Table) {
+func (v *variant) newTable(t testing.TB, e *emulator.Emulator, name string, clock *testkit.Clock) (*ttl.Table, *bigtable.Table) {
 	t.Helper()
 	raw := v.newRaw(t, e, name)
 	return v.open(t, raw, clock.Now), raw

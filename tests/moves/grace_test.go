@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // TestGrace checks that a grace changes the family's GC policy and its
@@ -33,17 +34,17 @@ func TestGrace(t *testing.T) {
 		if got := s.GCPolicy().String(); got != tt.gc {
 			t.Errorf("%v.GCPolicy() = %q want %q", s, got, tt.gc)
 		}
-		for _, life := range []ttl.Lifetime{ttl.For(time.Hour), ttl.Until(base.Add(time.Minute)), ttl.Forever, ttl.Default, ttl.Version(1)} {
-			got, err := s.Timestamp(base, life)
-			want, wantErr := tt.plain.Timestamp(base, life)
+		for _, life := range []ttl.Lifetime{ttl.For(time.Hour), ttl.Until(testkit.Base.Add(time.Minute)), ttl.Forever, ttl.Default, ttl.Version(1)} {
+			got, err := s.Timestamp(testkit.Base, life)
+			want, wantErr := tt.plain.Timestamp(testkit.Base, life)
 			if got != want || (err == nil) != (wantErr == nil) {
 				t.Errorf("%v.Timestamp(base, %v) = %d, %v want %d, %v", s, life, got, err, want, wantErr)
 			}
 		}
-		if got, want := s.Filter(base).String(), tt.plain.Filter(base).String(); got != want {
+		if got, want := s.Filter(testkit.Base).String(), tt.plain.Filter(testkit.Base).String(); got != want {
 			t.Errorf("%v.Filter(base) = %s want %s", s, got, want)
 		}
-		ts := bigtable.Time(base)
+		ts := bigtable.Time(testkit.Base)
 		got, ok := s.ExpiresAt(ts)
 		want, wantOK := tt.plain.ExpiresAt(ts)
 		if !got.Equal(want) || ok != wantOK {
@@ -65,7 +66,7 @@ func TestGrace(t *testing.T) {
 // that is negative or not whole seconds, makes an invalid strategy, whose
 // message names it.
 func TestInvalidGrace(t *testing.T) {
-	move := ttl.Move{To: ttl.OneSecond(), Start: base}
+	move := ttl.Move{To: ttl.OneSecond(), Start: testkit.Base}
 	for _, tt := range []struct {
 		s    ttl.Strategy
 		name string
@@ -84,20 +85,20 @@ func TestInvalidGrace(t *testing.T) {
 			t.Errorf("String() = %q want %q", s.String(), tt.name)
 		}
 		for _, life := range []ttl.Lifetime{ttl.Default, ttl.For(time.Hour), ttl.Forever} {
-			ts, err := s.Timestamp(base, life)
+			ts, err := s.Timestamp(testkit.Base, life)
 			if !errors.Is(err, ttl.ErrInvalidStrategy) {
 				t.Errorf("%v.Timestamp(base, %v) = %d, %v want ErrInvalidStrategy", s, life, ts, err)
 			} else if !strings.Contains(err.Error(), strings.TrimSuffix(strings.TrimPrefix(tt.name, "Counter("), ")")) {
 				t.Errorf("%v.Timestamp: %v does not name the strategy", s, err)
 			}
 		}
-		if got := s.Filter(base).String(); got != bigtable.BlockAllFilter().String() {
+		if got := s.Filter(testkit.Base).String(); got != bigtable.BlockAllFilter().String() {
 			t.Errorf("%v.Filter(base) = %s want %s", s, got, bigtable.BlockAllFilter())
 		}
 		if got := s.GCPolicy().String(); got != bigtable.NoGcPolicy().String() {
 			t.Errorf("%v.GCPolicy() = %q want no GC", s, got)
 		}
-		if _, ok := s.ExpiresAt(bigtable.Time(base)); ok {
+		if _, ok := s.ExpiresAt(bigtable.Time(testkit.Base)); ok {
 			t.Errorf("%v.ExpiresAt reports an expiry", s)
 		}
 		if _, ok := s.Versions(); ok {
@@ -110,7 +111,7 @@ func TestInvalidGrace(t *testing.T) {
 // top of the age its rules need.
 func TestMoveGrace(t *testing.T) {
 	d := 48 * time.Hour
-	start := base.Add(time.Hour)
+	start := testkit.Base.Add(time.Hour)
 	for _, tt := range []struct {
 		m  ttl.Move
 		gc string
@@ -124,7 +125,7 @@ func TestMoveGrace(t *testing.T) {
 		if got := tt.m.GCPolicy().String(); got != tt.gc {
 			t.Errorf("%v.GCPolicy() = %q want %q", tt.m, got, tt.gc)
 		}
-		if _, err := tt.m.Timestamp(base, ttl.For(time.Minute)); err != nil {
+		if _, err := tt.m.Timestamp(testkit.Base, ttl.For(time.Minute)); err != nil {
 			t.Errorf("%v: %v", tt.m, err)
 		}
 	}

@@ -1,58 +1,11 @@
 package moves_test
 
 import (
-	"testing"
 	"time"
-
-	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl/testkit"
 )
 
-// Short names for the testkit helpers these tests share, as they were
-// spelled when the tests stood in package ttl, and the few helpers that
-// need a type of these tests' own.
-
-// The fake clocks' starting instant (base), a day after it (start), and
-// the context of the tests' requests (ctx).
-var (
-	base  = testkit.Base
-	start = base.Add(24 * time.Hour)
-)
-
-// fakeClock is testkit's clock, which moves only when told.
-type fakeClock = testkit.Clock
-
-// recorder is testkit's bigtable.TableAPI that records the calls it passes
-// on.
-type recorder = testkit.Recorder
-
-var (
-	newClock = testkit.NewClock
-	newTable = testkit.NewTable
-	ms       = testkit.MS
-	set      = testkit.Set
-)
-
-// cell is a testkit.Cell of the package's own, which the tests spell
-// without field names.
-type cell struct {
-	Column string
-	Value  string
-	TS     bigtable.Timestamp
-}
-
-// cells flattens a row, sorted by column then newest first.
-func cells(r bigtable.Row) []cell {
-	var out []cell
-	for _, c := range testkit.Cells(r) {
-		out = append(out, cell(c))
-	}
-	return out
-}
-
-// rawRow reads every stored cell of a row through the raw client.
-func rawRow(t testing.TB, raw *bigtable.Table, row string) bigtable.Row {
-	t.Helper()
-	return testkit.RawRow(t, raw, row)
-}
+// start is the instant the tests' moves start at: a day after the fake
+// clocks' starting instant.
+var start = testkit.Base.Add(24 * time.Hour)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Bugs TestModelMoves found in Move, each reduced to its smallest case:
@@ -28,10 +29,10 @@ import (
 func TestMoveVersionsBeforeStartAreRealTimes(t *testing.T) {
 	m := ttl.Move{To: ttl.SequenceNumbers(2), Start: start, Old: ttl.For(time.Hour)}
 	x := newMoveFixture(t, m)
-	x.old("a", "old", ms(start.Add(-10*time.Minute)))
+	x.old("a", "old", testkit.MS(start.Add(-10*time.Minute)))
 	ts, err := x.write(-time.Minute, "a", "before", ttl.Version(4))
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(-time.Minute)), ts, "a version before the start is written as the family had it: at now")
+	assert.Equal(t, testkit.MS(start.Add(-time.Minute)), ts, "a version before the start is written as the family had it: at now")
 	assert.Equal(t, []string{"before", "old"}, x.visible(0), "the old cell is still there")
 	assert.Equal(t, "59m0s", x.expiry(ts), "an hour after its write, by Old")
 
@@ -52,10 +53,10 @@ func TestMoveDefaultBeforeStartIsTheOldDefault(t *testing.T) {
 		x := newMoveFixture(t, ttl.Move{To: ttl.DefaultExpiration(time.Hour), Start: start, Old: old})
 		ts, err := x.write(-time.Minute, "a", "before", ttl.Default)
 		require.NoError(t, err, "Old: %v", old)
-		assert.Equal(t, ms(start.Add(-time.Minute)), ts, "Old: %v: a write at now, as the family had it", old)
+		assert.Equal(t, testkit.MS(start.Add(-time.Minute)), ts, "Old: %v: a write at now, as the family had it", old)
 		ts, err = x.write(time.Minute, "b", "after", ttl.Default)
 		require.NoError(t, err, "Old: %v", old)
-		assert.Equal(t, ms(start.Add(time.Minute)), ts, "Old: %v: For(1h) stamped with the write time", old)
+		assert.Equal(t, testkit.MS(start.Add(time.Minute)), ts, "Old: %v: For(1h) stamped with the write time", old)
 		assert.Equal(t, "1h1m0s", x.expiry(ts), "Old: %v", old)
 	}
 }

@@ -13,20 +13,21 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // moveFixture is a table of one family "f" that holds cells written the old
 // way, read and written through a Move.
 type moveFixture struct {
 	t     *testing.T
-	clock *fakeClock
+	clock *testkit.Clock
 	tbl   *ttl.Table
 	raw   *bigtable.Table
 }
 
 func newMoveFixture(t *testing.T, m ttl.Move) *moveFixture {
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": m}, nil, ttl.OtherFamilies())
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": m}, nil, ttl.OtherFamilies())
 	return &moveFixture{t, clock, tbl, raw}
 }
 
@@ -43,10 +44,10 @@ func (x *moveFixture) old(column, value string, ts bigtable.Timestamp) {
 func (x *moveFixture) write(at time.Duration, column, value string, life ttl.Lifetime) (bigtable.Timestamp, error) {
 	x.t.Helper()
 	x.clock.Set(start.Add(at))
-	if err := x.tbl.Apply(context.Background(), "r", set("f", column, value, life)); err != nil {
+	if err := x.tbl.Apply(context.Background(), "r", testkit.Set("f", column, value, life)); err != nil {
 		return 0, err
 	}
-	r := rawRow(x.t, x.raw, "r")
+	r := testkit.RawRow(x.t, x.raw, "r")
 	for _, it := range r["f"] {
 		if string(it.Value) == value {
 			return it.Timestamp, nil
@@ -63,7 +64,7 @@ func (x *moveFixture) visible(at time.Duration) []string {
 	r, err := x.tbl.ReadRow(context.Background(), "r")
 	require.NoError(x.t, err)
 	var out []string
-	for _, c := range cells(r) {
+	for _, c := range testkit.Cells(r) {
 		out = append(out, c.Value)
 	}
 	return out
@@ -84,30 +85,30 @@ func (x *moveFixture) expiry(ts bigtable.Timestamp) string {
 func TestMoveRealToOneSecond(t *testing.T) {
 	m := ttl.Move{To: ttl.OneSecond(), Start: start, Old: ttl.For(time.Hour), Skew: time.Minute}
 	x := newMoveFixture(t, m)
-	x.old("a", "old-2h", ms(start.Add(-2*time.Hour)))
-	x.old("b", "old-30m", ms(start.Add(-30*time.Minute)))
+	x.old("a", "old-2h", testkit.MS(start.Add(-2*time.Hour)))
+	x.old("b", "old-30m", testkit.MS(start.Add(-30*time.Minute)))
 
 	assert.Equal(t, []string{"old-30m"}, x.visible(-10*time.Minute), "the cell written 2h before has expired")
 	// Before the start, a cell that expires before the old encoding would
 	// cross the boundary is written the old way, at expiry - 1h...
 	ts, err := x.write(-10*time.Minute, "c", "before-30m", ttl.For(30*time.Minute))
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(20*time.Minute-time.Hour)), ts)
+	assert.Equal(t, testkit.MS(start.Add(20*time.Minute-time.Hour)), ts)
 	// ... and a longer one the new way: its expiry, above the boundary.
 	ts, err = x.write(-10*time.Minute, "d", "before-2h", ttl.For(2*time.Hour))
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(110*time.Minute)), ts)
+	assert.Equal(t, testkit.MS(start.Add(110*time.Minute)), ts)
 	assert.Equal(t, "1h50m0s", x.expiry(ts))
 	// A plain write before the start is an old cell at now.
 	ts, err = x.write(-time.Minute, "e", "before-default", ttl.Default)
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(-time.Minute)), ts)
+	assert.Equal(t, testkit.MS(start.Add(-time.Minute)), ts)
 	assert.Equal(t, "59m0s", x.expiry(ts))
 
 	// After the start, OneSecond's: the expiry itself; Default is gone.
 	ts, err = x.write(5*time.Minute, "g", "after-1h", ttl.For(time.Hour))
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(65*time.Minute)), ts)
+	assert.Equal(t, testkit.MS(start.Add(65*time.Minute)), ts)
 	_, err = x.write(5*time.Minute, "h", "after-default", ttl.Default)
 	assert.ErrorIs(t, err, ttl.ErrLifetime)
 
@@ -121,7 +122,7 @@ func TestMoveRealToOneSecond(t *testing.T) {
 	end, ok := move.EndsBy(m)
 	assert.True(t, ok)
 	assert.Equal(t, start.Add(time.Hour+time.Minute), end, "the last old cell, stamped just before the start, expires an hour later; then the skew")
-	assert.Equal(t, ms(start), move.Boundary(m))
+	assert.Equal(t, testkit.MS(start), move.Boundary(m))
 }
 
 // TestMoveDefaultToOneSecond moves a DefaultExpiration family to OneSecond,
@@ -129,22 +130,22 @@ func TestMoveRealToOneSecond(t *testing.T) {
 func TestMoveDefaultToOneSecond(t *testing.T) {
 	m := ttl.Move{From: ttl.DefaultExpiration(48 * time.Hour), To: ttl.OneSecond(), Start: start}
 	x := newMoveFixture(t, m)
-	x.old("a", "old", ms(start.Add(-time.Hour))) // written an hour before, by Default
+	x.old("a", "old", testkit.MS(start.Add(-time.Hour))) // written an hour before, by Default
 
-	assert.Equal(t, "47h0m0s", x.expiry(ms(start.Add(-time.Hour))))
+	assert.Equal(t, "47h0m0s", x.expiry(testkit.MS(start.Add(-time.Hour))))
 	// Before the start a cell whose old timestamp would cross the boundary
 	// cannot be written either way (see Move.Timestamp).
 	_, err := x.write(-time.Minute, "b", "too-long", ttl.For(72*time.Hour))
 	assert.ErrorIs(t, err, ttl.ErrLifetime)
 	ts, err := x.write(-time.Minute, "c", "before", ttl.Default)
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(-time.Minute)), ts, "Default before the start: the write time")
+	assert.Equal(t, testkit.MS(start.Add(-time.Minute)), ts, "Default before the start: the write time")
 	ts, err = x.write(time.Minute, "d", "after", ttl.Default)
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(time.Minute+48*time.Hour)), ts, "Default after the start: For(48h), stored as its expiry")
+	assert.Equal(t, testkit.MS(start.Add(time.Minute+48*time.Hour)), ts, "Default after the start: For(48h), stored as its expiry")
 	ts, err = x.write(time.Minute, "e", "after-72h", ttl.For(72*time.Hour))
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(time.Minute+72*time.Hour)), ts)
+	assert.Equal(t, testkit.MS(start.Add(time.Minute+72*time.Hour)), ts)
 
 	assert.Equal(t, []string{"old", "before", "after", "after-72h"}, x.visible(2*time.Minute))
 	assert.Equal(t, []string{"before", "after", "after-72h"}, x.visible(47*time.Hour))
@@ -167,7 +168,7 @@ func TestMoveSequenceNumbersToOneSecond(t *testing.T) {
 	assert.Equal(t, bigtable.Timestamp(4000), ts)
 	ts, err = x.write(time.Minute, "a", "new", ttl.For(time.Hour))
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(61*time.Minute)), ts)
+	assert.Equal(t, testkit.MS(start.Add(61*time.Minute)), ts)
 	_, err = x.write(time.Minute, "a", "v5", ttl.Version(5))
 	assert.NoError(t, err, "a version after the start is still a sequence number, read by the old rule")
 
@@ -185,20 +186,20 @@ func TestMoveSequenceNumbersToOneSecond(t *testing.T) {
 func TestMoveRealToSequenceNumbers(t *testing.T) {
 	m := ttl.Move{To: ttl.SequenceNumbers(2), Start: start}
 	x := newMoveFixture(t, m)
-	x.old("a", "a-old1", ms(start.Add(-2*time.Hour)))
-	x.old("a", "a-old2", ms(start.Add(-time.Hour)))
-	x.old("b", "b-old", ms(start.Add(-time.Hour)))
+	x.old("a", "a-old1", testkit.MS(start.Add(-2*time.Hour)))
+	x.old("a", "a-old2", testkit.MS(start.Add(-time.Hour)))
+	x.old("b", "b-old", testkit.MS(start.Add(-time.Hour)))
 
 	ts, err := x.write(-time.Minute, "b", "b-before", ttl.Version(7))
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(-time.Minute)), ts, "before the start, a version is written as the family had it: at now")
+	assert.Equal(t, testkit.MS(start.Add(-time.Minute)), ts, "before the start, a version is written as the family had it: at now")
 	assert.Equal(t, []string{"a-old2", "a-old1", "b-before", "b-old"}, x.visible(0))
 
 	ts, err = x.write(time.Minute, "a", "a-v1", ttl.Version(1))
 	require.NoError(t, err)
 	assert.Equal(t, bigtable.Timestamp(1000), ts)
 	assert.Equal(t, []string{"a-v1", "b-before", "b-old"}, x.visible(2*time.Minute))
-	assert.Len(t, rawRow(t, x.raw, "r")["f"], 3, "a's old cells are deleted, not hidden")
+	assert.Len(t, testkit.RawRow(t, x.raw, "r")["f"], 3, "a's old cells are deleted, not hidden")
 	assert.Equal(t, "never", x.expiry(ts))
 	assert.Equal(t, "never", describe(m))
 	_, ok := move.EndsBy(m)
@@ -210,13 +211,13 @@ func TestMoveRealToSequenceNumbers(t *testing.T) {
 func TestMoveRealToDefaultExpiration(t *testing.T) {
 	m := ttl.Move{To: ttl.DefaultExpiration(time.Hour), Start: start, Old: ttl.For(2 * time.Hour)}
 	x := newMoveFixture(t, m)
-	x.old("a", "old", ms(start.Add(-90*time.Minute)))
+	x.old("a", "old", testkit.MS(start.Add(-90*time.Minute)))
 	ts, err := x.write(time.Minute, "b", "default", ttl.Default)
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(time.Minute)), ts)
+	assert.Equal(t, testkit.MS(start.Add(time.Minute)), ts)
 	ts, err = x.write(time.Minute, "c", "short", ttl.For(10*time.Minute))
 	require.NoError(t, err)
-	assert.Equal(t, ms(start.Add(11*time.Minute-2*time.Hour)), ts, "old encoding: expiry - 2h")
+	assert.Equal(t, testkit.MS(start.Add(11*time.Minute-2*time.Hour)), ts, "old encoding: expiry - 2h")
 	assert.Equal(t, []string{"old", "default", "short"}, x.visible(5*time.Minute))
 	assert.Equal(t, []string{"old", "default"}, x.visible(11*time.Minute))
 	assert.Equal(t, []string{"default"}, x.visible(30*time.Minute))
@@ -237,8 +238,8 @@ func TestMoveReadModifyWrite(t *testing.T) {
 		{ttl.Move{From: ttl.SequenceNumbers(1), To: ttl.DefaultExpiration(time.Hour), Start: start, Old: ttl.For(time.Hour)}, nil, nil},
 		{ttl.Move{To: ttl.OneSecond(), Start: start, Old: ttl.For(time.Hour)}, nil, ttl.ErrServerTimestamp},
 	} {
-		clock := newClock(start.Add(-time.Minute))
-		tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": tt.m}, nil)
+		clock := testkit.NewClock(start.Add(-time.Minute))
+		tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": tt.m}, nil)
 		_, err := tbl.ApplyReadModifyWrite(ctx, "r", incr)
 		if tt.before == nil {
 			// The emulator stamps with the real clock: what matters here
@@ -257,8 +258,8 @@ func TestMoveReadModifyWrite(t *testing.T) {
 	// Within Skew of the boundary the server may stamp the cell on either
 	// side: past Start, a move to OneSecond would read it as expired.
 	m := ttl.Move{To: ttl.OneSecond(), Start: start, Old: ttl.For(time.Hour), Skew: 2 * time.Minute}
-	clock := newClock(start.Add(-3 * time.Minute))
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": m}, nil)
+	clock := testkit.NewClock(start.Add(-3 * time.Minute))
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": m}, nil)
 	_, err := tbl.ApplyReadModifyWrite(ctx, "r", incr)
 	assert.False(t, errors.Is(err, ttl.ErrServerTimestamp), "more than Skew before the start: %v", err)
 	clock.Set(start.Add(-time.Minute))
@@ -285,11 +286,11 @@ func TestMoveRefused(t *testing.T) {
 		{To: ttl.OneSecond(), Start: start, Old: ttl.For(0)},
 		{To: ttl.OneSecond(), Start: start, Old: ttl.Until(start)},
 	} {
-		_, err := ttl.NewTable(&recorder{}, map[string]ttl.Strategy{"f": m})
+		_, err := ttl.NewTable(&testkit.Recorder{}, map[string]ttl.Strategy{"f": m})
 		assert.ErrorIs(t, err, ttl.ErrInvalidStrategy, "%v", m)
-		_, err = m.Timestamp(base, ttl.For(time.Hour))
+		_, err = m.Timestamp(testkit.Base, ttl.For(time.Hour))
 		assert.ErrorIs(t, err, ttl.ErrInvalidStrategy, "%v", m)
-		assert.Equal(t, bigtable.BlockAllFilter().String(), m.Filter(base).String(), "%v", m)
+		assert.Equal(t, bigtable.BlockAllFilter().String(), m.Filter(testkit.Base).String(), "%v", m)
 	}
 }
 

@@ -82,10 +82,10 @@ func TestMetricsRenewals(t *testing.T) {
 	_, err = x.tbl.Touch(ctx, "r", "sess", "none", ttl.For(time.Hour))
 	require.NoError(t, err, "no live cell: nothing to renew, nothing recorded")
 
-	x.clock.Set(base.Add(50 * time.Minute)) // clicks:n expires at 1h: due
+	x.clock.Set(testkit.Base.Add(50 * time.Minute)) // clicks:n expires at 1h: due
 	_, err = x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(30*time.Minute), ttl.RowFilter(bigtable.FamilyFilter("clicks")))
 	require.NoError(t, err)
-	x.clock.Set(base.Add(80 * time.Minute)) // renewed until 87m30s: due again; a writer wins
+	x.clock.Set(testkit.Base.Add(80 * time.Minute)) // renewed until 87m30s: due again; a writer wins
 	x.hook = func() { x.set(80*time.Minute, "clicks", "n", "2", ttl.Default) }
 	_, err = x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(2*time.Hour), ttl.RowFilter(bigtable.FamilyFilter("clicks")))
 	require.NoError(t, err, "a renewal lost to a writer is no error")
@@ -123,7 +123,7 @@ func TestMetricsCounterReads(t *testing.T) {
 	m := newMeterReader()
 	tbl := meteredCounters(t, m)
 	w := ttl.Window{Size: 10 * time.Second, Keep: 50 * time.Second}
-	require.NoError(t, tbl.Apply(ctx, "u", add("hits", "req", 1, w)))
+	require.NoError(t, tbl.Apply(ctx, "u", testkit.Add("hits", "req", 1, w)))
 	for range 2 {
 		_, err := tbl.ReadCounter(ctx, "u", "hits", "req", w)
 		require.NoError(t, err)
@@ -152,13 +152,13 @@ func meteredCounters(t *testing.T, m meterReader) *ttl.Table {
 	require.NoError(t, e.Admin.CreateTableFromConf(context.Background(), &bigtable.TableConf{TableID: "c", ColumnFamilies: fams}))
 	tbl, err := ttl.NewTable(e.Client.Open("c"), map[string]ttl.Strategy{
 		"hits": ttl.Counter(ttl.OneSecond()), "daily": ttl.Counter(ttl.DefaultExpiration(time.Hour)), "sess": ttl.OneSecond(),
-	}, ttl.WithClock(newClock(base).Now), ttl.WithMeterProvider(m))
+	}, ttl.WithClock(testkit.NewClock(testkit.Base).Now), ttl.WithMeterProvider(m))
 	require.NoError(t, err)
 	return tbl
 }
 
 func TestWithMeterProviderRefused(t *testing.T) {
-	raw := &recorder{}
+	raw := &testkit.Recorder{}
 	fams := map[string]ttl.Strategy{"f": ttl.OneSecond()}
 	_, err := ttl.NewTable(raw, fams, ttl.WithMeterProvider(nil))
 	require.ErrorIs(t, err, ttl.ErrInvalidOption)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // ttl.ReadOption is bigtable.ReadOption, so a ttl read option compiles
@@ -25,12 +26,12 @@ import (
 // succeed without renewals or write times.
 func TestReadOptionMisuseFails(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil, ttl.RecordWriteTime())
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil, ttl.RecordWriteTime())
 	// The emulator checks a value pattern only against the cells it
 	// reads, so the rows read hold one.
 	for _, row := range []string{"r0", "r1"} {
-		if err := tbl.Apply(ctx, row, set("f", "c", "v", ttl.For(time.Hour))); err != nil {
+		if err := tbl.Apply(ctx, row, testkit.Set("f", "c", "v", ttl.For(time.Hour))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,7 +46,7 @@ func TestReadOptionMisuseFails(t *testing.T) {
 			r, err := raw.ReadRow(ctx, "r0", tc.opt)
 			checkMisuse(t, "ReadRow", tc.name, err)
 			if r != nil {
-				t.Errorf("raw ReadRow with %s returned %v, want no row", tc.name, values(r))
+				t.Errorf("raw ReadRow with %s returned %v, want no row", tc.name, testkit.Values(r))
 			}
 
 			var got []string
@@ -64,7 +65,7 @@ func TestReadOptionMisuseFails(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ttl.Table.ReadRow with %s: %v", tc.name, err)
 			}
-			if got, want := values(r), []string{"f:c=v"}; !slices.Equal(got, want) {
+			if got, want := testkit.Values(r), []string{"f:c=v"}; !slices.Equal(got, want) {
 				t.Errorf("ttl.Table.ReadRow with %s = %v, want %v", tc.name, got, want)
 			}
 		})
@@ -91,14 +92,14 @@ func checkMisuse(t *testing.T, call, name string, err error) {
 // comment says.
 func TestRowFilterOnRawTable(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil)
-	if err := tbl.Apply(ctx, "r0", set("f", "a", "live", ttl.For(time.Hour))); err != nil {
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil)
+	if err := tbl.Apply(ctx, "r0", testkit.Set("f", "a", "live", ttl.For(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	m := bigtable.NewMutation()
-	m.Set("f", "a", ms(base), []byte("expired")) // expires at base
-	m.Set("f", "b", ms(base.Add(time.Hour)), []byte("other"))
+	m.Set("f", "a", testkit.MS(testkit.Base), []byte("expired")) // expires at base
+	m.Set("f", "b", testkit.MS(testkit.Base.Add(time.Hour)), []byte("other"))
 	if err := raw.Apply(ctx, "r0", m); err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +109,13 @@ func TestRowFilterOnRawTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := values(r), []string{"f:a=live", "f:a=expired"}; !slices.Equal(got, want) {
+	if got, want := testkit.Values(r), []string{"f:a=live", "f:a=expired"}; !slices.Equal(got, want) {
 		t.Errorf("raw ReadRow with ttl.RowFilter = %v, want %v: column a, expired cell too", got, want)
 	}
 
 	var rows [][]string
 	err = raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
-		rows = append(rows, values(r))
+		rows = append(rows, testkit.Values(r))
 		return true
 	}, ttl.RowFilter(f))
 	if err != nil {
@@ -129,7 +130,7 @@ func TestRowFilterOnRawTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := values(r), []string{"f:a=live"}; !slices.Equal(got, want) {
+	if got, want := testkit.Values(r), []string{"f:a=live"}; !slices.Equal(got, want) {
 		t.Errorf("ttl.Table.ReadRow with ttl.RowFilter = %v, want %v", got, want)
 	}
 }

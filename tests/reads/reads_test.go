@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Reads through a Table: the caller's filter applied after the expiry
@@ -24,8 +25,8 @@ import (
 // nothing.
 func TestRowFilterAfterExpiry(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil, ttl.OtherFamilies())
+	clock := testkit.NewClock(testkit.Base)
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil, ttl.OtherFamilies())
 	m := ttl.NewMutation()
 	m.Set("f", "a", []byte("soon"), ttl.For(time.Minute))
 	m.Set("f", "b", []byte("later"), ttl.For(time.Hour))
@@ -34,7 +35,7 @@ func TestRowFilterAfterExpiry(t *testing.T) {
 
 	r, err := tbl.ReadRow(ctx, "r", ttl.RowFilter(bigtable.CellsPerRowLimitFilter(1)))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"f:b=later"}, values(r))
+	assert.Equal(t, []string{"f:b=later"}, testkit.Values(r))
 	assert.Equal(t, "(timestamp_range(1903770060001000,0) | cells_per_row_limit(1))",
 		bigtable.ChainFilters(tbl.ReadFilter(clock.Now()), bigtable.CellsPerRowLimitFilter(1)).String())
 }
@@ -43,18 +44,18 @@ func TestRowFilterAfterExpiry(t *testing.T) {
 // and that no option can drop the expiry filter.
 func TestReadOptions(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil)
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, nil)
 	for i := 0; i < 5; i++ {
-		require.NoError(t, tbl.Apply(ctx, fmt.Sprintf("r%d", i), set("f", "c", "live", ttl.For(time.Hour))))
+		require.NoError(t, tbl.Apply(ctx, fmt.Sprintf("r%d", i), testkit.Set("f", "c", "live", ttl.For(time.Hour))))
 		m := bigtable.NewMutation()
-		m.Set("f", "old", ms(base), []byte("expired")) // expires at base
+		m.Set("f", "old", testkit.MS(testkit.Base), []byte("expired")) // expires at base
 		require.NoError(t, raw.Apply(ctx, fmt.Sprintf("r%d", i), m))
 	}
 	var keys []string
 	collect := func(r bigtable.Row) bool {
 		keys = append(keys, r.Key())
-		assert.Equal(t, []string{"f:c=live"}, values(r))
+		assert.Equal(t, []string{"f:c=live"}, testkit.Values(r))
 		return true
 	}
 	require.NoError(t, tbl.ReadRows(ctx, bigtable.InfiniteRange(""), collect, bigtable.LimitRows(2)))
@@ -93,7 +94,7 @@ func TestReadOptions(t *testing.T) {
 // TestReadFilter checks the filter each kind of table reads through, as
 // it prints, and that it works on the emulator.
 func TestReadFilter(t *testing.T) {
-	now := base
+	now := testkit.Base
 	live := "timestamp_range(1903770000001000,0)"    // OneSecond at base
 	liveDay := "timestamp_range(1903683600001000,0)" // DefaultExpiration(24h) at base
 	for _, tt := range []struct {
@@ -117,7 +118,7 @@ func TestReadFilter(t *testing.T) {
 			"timestamp_range(1903770001001000,0)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tbl, err := ttl.NewTable(&recorder{}, tt.managed, tt.opts...)
+			tbl, err := ttl.NewTable(&testkit.Recorder{}, tt.managed, tt.opts...)
 			require.NoError(t, err)
 			got := tbl.ReadFilter(now).String()
 			assert.Equal(t, tt.want, got)
@@ -131,13 +132,13 @@ func TestReadFilter(t *testing.T) {
 // TestExpiresAt checks the expiry reported for each kind of cell.
 func TestExpiresAt(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(time.Hour), "v": ttl.SequenceNumbers(1)}, []string{"u"})
+	clock := testkit.NewClock(testkit.Base)
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(time.Hour), "v": ttl.SequenceNumbers(1)}, []string{"u"})
 	m := ttl.NewMutation()
 	m.Set("s", "for", nil, ttl.For(time.Minute+1500*time.Microsecond))
 	m.Set("s", "forever", nil, ttl.Forever)
 	m.Set("d", "default", nil, ttl.Default)
-	m.Set("d", "until", nil, ttl.Until(base.Add(3*time.Hour)))
+	m.Set("d", "until", nil, ttl.Until(testkit.Base.Add(3*time.Hour)))
 	m.Set("d", "forever", nil, ttl.Forever)
 	m.Set("v", "v", nil, ttl.Version(9))
 	m.Set("u", "u", nil, ttl.Default)
@@ -145,9 +146,9 @@ func TestExpiresAt(t *testing.T) {
 	r, err := tbl.ReadRow(ctx, "r")
 	require.NoError(t, err)
 	want := map[string]time.Time{
-		"s:for":     base.Add(time.Minute + time.Millisecond), // rounded down, never late
-		"d:default": base.Add(time.Hour),
-		"d:until":   base.Add(3 * time.Hour),
+		"s:for":     testkit.Base.Add(time.Minute + time.Millisecond), // rounded down, never late
+		"d:default": testkit.Base.Add(time.Hour),
+		"d:until":   testkit.Base.Add(3 * time.Hour),
 	}
 	var n int
 	for _, items := range r {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // singleRowRefusal is the status Bigtable returns for a single-row
@@ -51,9 +52,9 @@ func refusedTable(t *testing.T, refusal error, opts ...ttl.Option) (*ttl.Table, 
 	var r transactionRefuser
 	raw := emulator.StartForTest(t, r.option()).TableForTest(t, "t", map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(time.Hour)},
-		append([]ttl.Option{ttl.WithClock(newClock(base).Now)}, opts...)...)
+		append([]ttl.Option{ttl.WithClock(testkit.NewClock(testkit.Base).Now)}, opts...)...)
 	require.NoError(t, err)
-	require.NoError(t, tbl.Apply(context.Background(), "r", set("sess", "tok", "v", ttl.For(time.Minute))))
+	require.NoError(t, tbl.Apply(context.Background(), "r", testkit.Set("sess", "tok", "v", ttl.For(time.Minute))))
 	r.refuse(refusal)
 	return tbl, raw
 }
@@ -73,7 +74,7 @@ func assertNotAllowed(t *testing.T, err error, op, profile string) {
 func TestTransactionNotAllowed(t *testing.T) {
 	ctx := context.Background()
 	tbl, raw := refusedTable(t, singleRowRefusal, ttl.WithAppProfile("replicated"))
-	before := cells(rawRow(t, raw, "r"))
+	before := testkit.Cells(testkit.RawRow(t, raw, "r"))
 
 	touched, err := tbl.Touch(ctx, "r", "sess", "tok", ttl.For(time.Hour))
 	assert.False(t, touched)
@@ -82,9 +83,9 @@ func TestTransactionNotAllowed(t *testing.T) {
 	row, err := tbl.ReadRow(ctx, "r", ttl.KeepAlive(time.Hour))
 	assert.ErrorIs(t, err, ttl.ErrRenewal)
 	assertNotAllowed(t, err, "KeepAlive's renewal", `app profile "replicated"`)
-	assert.Equal(t, []string{"sess:tok=v"}, values(row), "the row is delivered")
+	assert.Equal(t, []string{"sess:tok=v"}, testkit.Values(row), "the row is delivered")
 
-	cond := ttl.NewCondMutation(bigtable.PassAllFilter(), set("sess", "tok", "w", ttl.For(time.Hour)), nil)
+	cond := ttl.NewCondMutation(bigtable.PassAllFilter(), testkit.Set("sess", "tok", "w", ttl.For(time.Hour)), nil)
 	assertNotAllowed(t, tbl.Apply(ctx, "r", cond), "Apply of a conditional mutation", `app profile "replicated"`)
 
 	rmw := ttl.NewReadModifyWrite()
@@ -93,11 +94,11 @@ func TestTransactionNotAllowed(t *testing.T) {
 	assert.Nil(t, got)
 	assertNotAllowed(t, err, "ApplyReadModifyWrite", `app profile "replicated"`)
 
-	assert.Equal(t, before, cells(rawRow(t, raw, "r")), "nothing was written")
+	assert.Equal(t, before, testkit.Cells(testkit.RawRow(t, raw, "r")), "nothing was written")
 
 	// The alternatives need no transaction.
-	require.NoError(t, tbl.Apply(ctx, "r", set("sess", "tok", "w", ttl.For(time.Hour))))
-	assert.Equal(t, []string{"sess:tok=w", "sess:tok=v"}, values(rawRow(t, raw, "r")))
+	require.NoError(t, tbl.Apply(ctx, "r", testkit.Set("sess", "tok", "w", ttl.For(time.Hour))))
+	assert.Equal(t, []string{"sess:tok=w", "sess:tok=v"}, testkit.Values(testkit.RawRow(t, raw, "r")))
 }
 
 func TestTransactionNotAllowedUnnamedProfile(t *testing.T) {

@@ -24,8 +24,8 @@ import (
 // racing it.
 type touchFixture struct {
 	t     *testing.T
-	clock *fakeClock
-	rec   *recorder
+	clock *testkit.Clock
+	rec   *testkit.Recorder
 	raw   *bigtable.Table
 	tbl   *ttl.Table
 	hook  func()
@@ -33,8 +33,8 @@ type touchFixture struct {
 
 func newTouchFixture(t *testing.T, opts ...ttl.Option) *touchFixture {
 	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"sess": nil, "clicks": nil, "rev": nil, "meta": nil})
-	x := &touchFixture{t: t, clock: newClock(base), raw: raw}
-	x.rec = &recorder{TableAPI: testkit.Hooked{TableAPI: raw, Before: func() {
+	x := &touchFixture{t: t, clock: testkit.NewClock(testkit.Base), raw: raw}
+	x.rec = &testkit.Recorder{TableAPI: testkit.Hooked{TableAPI: raw, Before: func() {
 		if x.hook != nil {
 			h := x.hook
 			x.hook = nil
@@ -52,8 +52,8 @@ func newTouchFixture(t *testing.T, opts ...ttl.Option) *touchFixture {
 // set writes through the table at at.
 func (x *touchFixture) set(at time.Duration, family, column, value string, life ttl.Lifetime) {
 	x.t.Helper()
-	x.clock.Set(base.Add(at))
-	require.NoError(x.t, x.tbl.Apply(context.Background(), "r", set(family, column, value, life)))
+	x.clock.Set(testkit.Base.Add(at))
+	require.NoError(x.t, x.tbl.Apply(context.Background(), "r", testkit.Set(family, column, value, life)))
 }
 
 // stored returns the raw cells of row r as "family:column=value@offset
@@ -61,8 +61,8 @@ func (x *touchFixture) set(at time.Duration, family, column, value string, life 
 func (x *touchFixture) stored() []string {
 	x.t.Helper()
 	var out []string
-	for _, c := range cells(rawRow(x.t, x.raw, "r")) {
-		out = append(out, fmt.Sprintf("%s=%s@%v", c.Column, c.Value, c.TS.Time().Sub(base)))
+	for _, c := range testkit.Cells(testkit.RawRow(x.t, x.raw, "r")) {
+		out = append(out, fmt.Sprintf("%s=%s@%v", c.Column, c.Value, c.TS.Time().Sub(testkit.Base)))
 	}
 	return out
 }
@@ -83,7 +83,7 @@ func TestTouch(t *testing.T) {
 	x.set(0, "sess", "tok", "abc", ttl.For(3*time.Minute)) // the newest: the higher timestamp
 	x.calls()
 
-	x.clock.Set(base.Add(time.Minute))
+	x.clock.Set(testkit.Base.Add(time.Minute))
 	touched, err := x.tbl.Touch(ctx, "r", "sess", "tok", ttl.For(time.Hour))
 	require.NoError(t, err)
 	assert.True(t, touched)
@@ -112,7 +112,7 @@ func TestTouchNothingToTouch(t *testing.T) {
 	x.set(0, "sess", "gone", "x", ttl.For(time.Minute))
 	x.calls()
 	for _, at := range []time.Duration{time.Minute, time.Hour} {
-		x.clock.Set(base.Add(at))
+		x.clock.Set(testkit.Base.Add(at))
 		for _, column := range []string{"gone", "never"} {
 			touched, err := x.tbl.Touch(ctx, "r", "sess", column, ttl.For(time.Hour))
 			require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestTouchKeepsWriteTime(t *testing.T) {
 	ctx := context.Background()
 	x := newTouchFixture(t, ttl.RecordWriteTime())
 	x.set(0, "sess", "tok", "abc", ttl.For(time.Minute))
-	x.clock.Set(base.Add(30 * time.Second))
+	x.clock.Set(testkit.Base.Add(30 * time.Second))
 	touched, err := x.tbl.Touch(ctx, "r", "sess", "tok", ttl.For(time.Hour))
 	require.NoError(t, err)
 	require.True(t, touched)
@@ -201,8 +201,8 @@ func TestTouchKeepsWriteTime(t *testing.T) {
 	require.NoError(t, err)
 	written, ok := ttl.WriteTime(row["sess"][0])
 	assert.True(t, ok)
-	assert.True(t, written.Equal(base), "written at %v, want the original write time %v", written, base)
-	assert.Equal(t, []string{"sess:tok=abc@1h0m30s", "sess:\xff\xffwt:tok=" + string(encodeMicros(base)) + "@1h0m30s"}, x.stored())
+	assert.True(t, written.Equal(testkit.Base), "written at %v, want the original write time %v", written, testkit.Base)
+	assert.Equal(t, []string{"sess:tok=abc@1h0m30s", "sess:\xff\xffwt:tok=" + string(encodeMicros(testkit.Base)) + "@1h0m30s"}, x.stored())
 }
 
 // encodeMicros is a write-time companion's value.
@@ -263,7 +263,7 @@ func TestTouchNoLostUpdates(t *testing.T) {
 	wg.Wait()
 	row, err := x.tbl.ReadRow(ctx, "r", ttl.RowFilter(bigtable.LatestNFilter(1)))
 	require.NoError(t, err)
-	assert.Equal(t, []string{fmt.Sprint("sess:tok=v", saves)}, values(row), "no update lost (%d touches, %d conflicts)", touched, conflicts)
+	assert.Equal(t, []string{fmt.Sprint("sess:tok=v", saves)}, testkit.Values(row), "no update lost (%d touches, %d conflicts)", touched, conflicts)
 }
 
 // TestKeepAlive reads a cell again and again: it is renewed only when due,
@@ -275,7 +275,7 @@ func TestKeepAlive(t *testing.T) {
 	x.set(0, "clicks", "n", "1", ttl.Default) // expires at 1h
 	x.calls()
 	read := func(at time.Duration) (bigtable.Row, []string) {
-		x.clock.Set(base.Add(at))
+		x.clock.Set(testkit.Base.Add(at))
 		row, err := x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(30*time.Minute))
 		require.NoError(t, err)
 		return row, x.calls()
@@ -283,12 +283,12 @@ func TestKeepAlive(t *testing.T) {
 	row, calls := read(20 * time.Minute)
 	assert.Equal(t, []string{"ReadRow"}, calls, "not due: expires at 1h, after 20m + 30m")
 	exp, _ := x.tbl.ExpiresAt(row["clicks"][0])
-	assert.Equal(t, time.Hour, exp.Sub(base))
+	assert.Equal(t, time.Hour, exp.Sub(testkit.Base))
 
 	row, calls = read(50 * time.Minute)
 	assert.Equal(t, []string{"ReadRow", "Apply"}, calls, "due: renewed")
 	exp, _ = x.tbl.ExpiresAt(row["clicks"][0])
-	assert.Equal(t, 50*time.Minute+30*time.Minute+7*time.Minute+30*time.Second, exp.Sub(base), "idle + slack (idle/4) after the read")
+	assert.Equal(t, 50*time.Minute+30*time.Minute+7*time.Minute+30*time.Second, exp.Sub(testkit.Base), "idle + slack (idle/4) after the read")
 	assert.Equal(t, []string{"clicks:n=1@27m30s"}, x.stored(), "stored at its new expiry - 1h")
 
 	// Reads every second: renewed when due, once per slack (7.5m): at
@@ -312,13 +312,13 @@ func TestKeepAliveRules(t *testing.T) {
 	x.set(0, "rev", "v", "v", ttl.Version(1))
 	x.set(0, "meta", "m", "m", ttl.Default)
 	x.calls()
-	x.clock.Set(base.Add(30 * time.Second))
+	x.clock.Set(testkit.Base.Add(30 * time.Second))
 	row, err := x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(time.Second), ttl.RowFilter(bigtable.ColumnFilter("[afvm]")))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"meta:m=m", "rev:v=v", "sess:a=a", "sess:f=f"}, values(row))
+	assert.Equal(t, []string{"meta:m=m", "rev:v=v", "sess:a=a", "sess:f=f"}, testkit.Values(row))
 	assert.Equal(t, []string{"ReadRow"}, x.calls(), "a idle 1s: not due (expires in 30s)")
 
-	x.clock.Set(base.Add(59*time.Second + 500*time.Millisecond))
+	x.clock.Set(testkit.Base.Add(59*time.Second + 500*time.Millisecond))
 	_, err = x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(time.Second), ttl.RowFilter(bigtable.ColumnFilter("[afvm]")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ReadRow", "Apply"}, x.calls(), "only a: b is hidden by the RowFilter, f is Forever, v a version, m unmanaged")
@@ -339,11 +339,11 @@ func TestKeepAliveRaces(t *testing.T) {
 	ctx := context.Background()
 	x := newTouchFixture(t)
 	x.set(0, "sess", "a", "a", ttl.For(time.Minute))
-	x.clock.Set(base.Add(50 * time.Second))
+	x.clock.Set(testkit.Base.Add(50 * time.Second))
 	x.hook = func() { x.set(50*time.Second, "sess", "a", "newer", ttl.For(2*time.Minute)) }
 	row, err := x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(time.Minute))
 	require.NoError(t, err, "a lost race is not an error")
-	assert.Equal(t, []string{"sess:a=a"}, values(row), "the read's own view")
+	assert.Equal(t, []string{"sess:a=a"}, testkit.Values(row), "the read's own view")
 	assert.Equal(t, []string{"sess:a=newer@2m50s", "sess:a=a@1m0s"}, x.stored(), "the newer write stands, the old cell was not renewed")
 
 	failing := &failApply{TableAPI: x.raw}
@@ -373,7 +373,7 @@ func TestKeepAliveKeepsWriteTimes(t *testing.T) {
 		x := newTouchFixture(t, ttl.RecordWriteTime())
 		x.set(0, "sess", "a", "a", ttl.For(time.Minute))
 		x.calls()
-		x.clock.Set(base.Add(30 * time.Second))
+		x.clock.Set(testkit.Base.Add(30 * time.Second))
 		_, err := x.tbl.ReadRow(ctx, "r", opts...)
 		require.NoError(t, err)
 		if len(opts) == 1 {
@@ -384,9 +384,9 @@ func TestKeepAliveKeepsWriteTimes(t *testing.T) {
 		row, err := x.tbl.ReadRow(ctx, "r", ttl.WithWriteTimes())
 		require.NoError(t, err)
 		written, ok := ttl.WriteTime(row["sess"][0])
-		assert.True(t, ok && written.Equal(base), "written %v %v", written, ok)
+		assert.True(t, ok && written.Equal(testkit.Base), "written %v %v", written, ok)
 		exp, _ := x.tbl.ExpiresAt(row["sess"][0])
-		assert.Equal(t, 30*time.Second+time.Hour+15*time.Minute, exp.Sub(base))
+		assert.Equal(t, 30*time.Second+time.Hour+15*time.Minute, exp.Sub(testkit.Base))
 	}
 }
 
@@ -402,10 +402,10 @@ func TestKeepAliveReadMargin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ReadRow", "Apply"}, x.calls(), "due: 5m is before 0 + 2m + 4m")
 	assert.Equal(t, []string{"sess:a=a@7m0s"}, x.stored(), "now + m + idle + slack (idle/4)")
-	x.clock.Set(base.Add(4 * time.Minute))
+	x.clock.Set(testkit.Base.Add(4 * time.Minute))
 	row, err := x.tbl.ReadRow(ctx, "r")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"sess:a=a"}, values(row), "still visible idle after the read")
+	assert.Equal(t, []string{"sess:a=a"}, testkit.Values(row), "still visible idle after the read")
 }
 
 // TestKeepAliveStrippedValue: a RowFilter that strips values does not keep
@@ -416,12 +416,12 @@ func TestKeepAliveStrippedValue(t *testing.T) {
 	x := newTouchFixture(t)
 	x.set(0, "sess", "a", "abc", ttl.For(time.Minute))
 	x.calls()
-	x.clock.Set(base.Add(50 * time.Second))
+	x.clock.Set(testkit.Base.Add(50 * time.Second))
 	row, err := x.tbl.ReadRow(ctx, "r", ttl.KeepAlive(time.Minute), ttl.RowFilter(bigtable.StripValueFilter()))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"sess:a="}, values(row))
+	assert.Equal(t, []string{"sess:a="}, testkit.Values(row))
 	assert.Equal(t, []string{"ReadRow", "ReadRow", "Apply"}, x.calls())
 	assert.Equal(t, []string{"sess:a=abc@2m5s"}, x.stored(), "renewed with its value to 50s + 1m + 15s")
 	exp, _ := x.tbl.ExpiresAt(row["sess"][0])
-	assert.Equal(t, 2*time.Minute+5*time.Second, exp.Sub(base))
+	assert.Equal(t, 2*time.Minute+5*time.Second, exp.Sub(testkit.Base))
 }

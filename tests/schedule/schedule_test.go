@@ -29,7 +29,7 @@ var scheduled = map[string]ttl.Strategy{
 	"dflt":  ttl.DefaultExpiration(time.Hour),
 	"grace": ttl.Grace(ttl.OneSecond(), time.Hour),
 	"cnt":   ttl.Counter(ttl.OneSecond()),
-	"mv":    ttl.Move{To: ttl.OneSecond(), Start: base.Add(-time.Hour)},
+	"mv":    ttl.Move{To: ttl.OneSecond(), Start: testkit.Base.Add(-time.Hour)},
 	"seq":   ttl.SequenceNumbers(2),
 }
 
@@ -89,7 +89,7 @@ func (l *logged) ApplyBulk(ctx context.Context, rows []string, muts []*bigtable.
 // "raw") with a schedule, both tables logged in one log.
 type schedFixture struct {
 	tbl         *ttl.Table
-	clock       *fakeClock
+	clock       *testkit.Clock
 	data, sched *logged
 	log         *callLog
 }
@@ -115,7 +115,7 @@ func newSchedFixtureWith(t *testing.T, opts []ttl.Option, families ...string) *s
 	}
 	log := &callLog{}
 	x := &schedFixture{
-		clock: newClock(base),
+		clock: testkit.NewClock(testkit.Base),
 		data:  &logged{TableAPI: e.Client.Open("t"), name: "data", log: log},
 		sched: &logged{TableAPI: e.TableForTest(t, "s", map[string]bigtable.GCPolicy{schedule.Family: schedule.Policy(0)}), name: "sched", log: log},
 		log:   log,
@@ -191,7 +191,7 @@ func TestScheduleApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.wantCalls(t, "sched:ApplyBulk(3)", "data:Apply")
-	x.wantEntries(t, entryOf("r1", base.Add(time.Hour)), entryOf("r1", base.Add(2*time.Hour)), entryOf("r1", base.Add(3*time.Hour)))
+	x.wantEntries(t, entryOf("r1", testkit.Base.Add(time.Hour)), entryOf("r1", testkit.Base.Add(2*time.Hour)), entryOf("r1", testkit.Base.Add(3*time.Hour)))
 
 	// Cells that do not expire, or deletes, need no entry and no request.
 	m = ttl.NewMutation()
@@ -204,7 +204,7 @@ func TestScheduleApply(t *testing.T) {
 	x.wantCalls(t, "data:Apply")
 
 	// One entry: one Apply to the schedule.
-	if err := x.tbl.Apply(ctx, "r3", set("sess", "a", "1", ttl.For(time.Minute))); err != nil {
+	if err := x.tbl.Apply(ctx, "r3", testkit.Set("sess", "a", "1", ttl.For(time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 	x.wantCalls(t, "sched:Apply", "data:Apply")
@@ -217,8 +217,8 @@ func TestScheduleApply(t *testing.T) {
 		t.Fatalf("Apply of an invalid mutation = %v, want ErrLifetime", err)
 	}
 	x.wantCalls(t)
-	x.wantEntries(t, entryOf("r1", base.Add(time.Hour)), entryOf("r1", base.Add(2*time.Hour)), entryOf("r1", base.Add(3*time.Hour)),
-		entryOf("r3", base.Add(time.Minute)))
+	x.wantEntries(t, entryOf("r1", testkit.Base.Add(time.Hour)), entryOf("r1", testkit.Base.Add(2*time.Hour)), entryOf("r1", testkit.Base.Add(3*time.Hour)),
+		entryOf("r3", testkit.Base.Add(time.Minute)))
 }
 
 // With write-time companions and a read margin, the writers take their
@@ -228,7 +228,7 @@ func TestScheduleOtherWays(t *testing.T) {
 	x := newSchedFixtureWith(t, []ttl.Option{ttl.RecordWriteTime(), ttl.WithReadMargin(time.Second)})
 	m := ttl.NewMutation()
 	m.Set("sess", "a", []byte("1"), ttl.For(time.Hour))
-	m.Replace("dflt", "a", []byte("1"), ttl.Until(base.Add(2*time.Hour)))
+	m.Replace("dflt", "a", []byte("1"), ttl.Until(testkit.Base.Add(2*time.Hour)))
 	if err := x.tbl.Apply(ctx, "r", m); err != nil {
 		t.Fatal(err)
 	}
@@ -240,24 +240,24 @@ func TestScheduleOtherWays(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.wantCalls(t, "sched:ApplyBulk(2)", "data:Apply", "sched:Apply", "data:Apply")
-	x.wantEntries(t, entryOf("r", base.Add(time.Hour)), entryOf("r", base.Add(2*time.Hour)), entryOf("s", base.Add(3*time.Hour)))
+	x.wantEntries(t, entryOf("r", testkit.Base.Add(time.Hour)), entryOf("r", testkit.Base.Add(2*time.Hour)), entryOf("s", testkit.Base.Add(3*time.Hour)))
 }
 
 // A conditional mutation writes the entries of both branches: which one
 // applies is known only on the server.
 func TestScheduleConditional(t *testing.T) {
 	x := newSchedFixture(t)
-	yes := set("sess", "a", "yes", ttl.For(time.Hour))
-	no := set("dflt", "a", "no", ttl.For(5*time.Hour))
+	yes := testkit.Set("sess", "a", "yes", ttl.For(time.Hour))
+	no := testkit.Set("dflt", "a", "no", ttl.For(5*time.Hour))
 	var matched bool
 	if err := x.tbl.Apply(ctx, "r", ttl.NewCondMutation(bigtable.PassAllFilter(), yes, no), bigtable.GetCondMutationResult(&matched)); err != nil {
 		t.Fatal(err)
 	}
 	x.wantCalls(t, "sched:ApplyBulk(2)", "data:Apply")
-	x.wantEntries(t, entryOf("r", base.Add(time.Hour)), entryOf("r", base.Add(5*time.Hour)))
+	x.wantEntries(t, entryOf("r", testkit.Base.Add(time.Hour)), entryOf("r", testkit.Base.Add(5*time.Hour)))
 
 	// One branch only.
-	if err := x.tbl.Apply(ctx, "s", ttl.NewCondMutation(nil, nil, set("sess", "a", "no", ttl.For(2*time.Hour)))); err != nil {
+	if err := x.tbl.Apply(ctx, "s", ttl.NewCondMutation(nil, nil, testkit.Set("sess", "a", "no", ttl.For(2*time.Hour)))); err != nil {
 		t.Fatal(err)
 	}
 	x.wantCalls(t, "sched:Apply", "data:Apply")
@@ -285,7 +285,7 @@ func TestScheduleApplyBulk(t *testing.T) {
 			muts[i] = ttl.NewCondMutation(nil, muts[i], nil) // refused in bulk
 			continue
 		}
-		want = append(want, entryOf(rows[i], base.Add(life)))
+		want = append(want, entryOf(rows[i], testkit.Base.Add(life)))
 	}
 	errs, err := x.tbl.ApplyBulk(ctx, rows, muts)
 	if err != nil {
@@ -312,7 +312,7 @@ func TestScheduleApplyRowAndBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.wantCalls(t, "sched:ApplyBulk(2)", "data:Apply")
-	x.wantEntries(t, entryOf("r", base.Add(time.Hour)), entryOf("r", base.Add(2*time.Hour)))
+	x.wantEntries(t, entryOf("r", testkit.Base.Add(time.Hour)), entryOf("r", testkit.Base.Add(2*time.Hour)))
 
 	// An invalid row writes nothing.
 	err = x.tbl.ApplyRow(ctx, "bad", func(w ttl.RowWriter) {
@@ -338,15 +338,15 @@ func TestScheduleApplyRowAndBatch(t *testing.T) {
 		t.Fatalf("ApplyBatch = %v, %v; want row 1 refused", errs, err)
 	}
 	x.wantCalls(t, "sched:ApplyBulk(4)", "data:ApplyBulk(3)")
-	x.wantEntries(t, entryOf("r", base.Add(time.Hour)), entryOf("r", base.Add(2*time.Hour)),
-		entryOf("b0", base.Add(time.Minute)), entryOf("b2", base.Add(3*time.Minute)), entryOf("b2", base.Add(3*time.Minute+time.Second)),
-		entryOf("b3", base.Add(4*time.Minute)))
+	x.wantEntries(t, entryOf("r", testkit.Base.Add(time.Hour)), entryOf("r", testkit.Base.Add(2*time.Hour)),
+		entryOf("b0", testkit.Base.Add(time.Minute)), entryOf("b2", testkit.Base.Add(3*time.Minute)), entryOf("b2", testkit.Base.Add(3*time.Minute+time.Second)),
+		entryOf("b3", testkit.Base.Add(4*time.Minute)))
 }
 
 // A counter's Add is scheduled at its window's expiry: its end plus Keep.
 func TestScheduleCounters(t *testing.T) {
 	x := newSchedFixture(t)
-	x.clock.Set(base.Add(25 * time.Second))
+	x.clock.Set(testkit.Base.Add(25 * time.Second))
 	w := ttl.Window{Size: time.Minute, Keep: 10 * time.Minute}
 	m := ttl.NewMutation()
 	m.Add("cnt", "hits", 1, w)
@@ -357,7 +357,7 @@ func TestScheduleCounters(t *testing.T) {
 	if err := x.tbl.ApplyRow(ctx, "c2", func(r ttl.RowWriter) { r.Add("cnt", "hits", 3, w) }); err != nil {
 		t.Fatal(err)
 	}
-	end := base.Truncate(time.Minute).Add(time.Minute + 10*time.Minute)
+	end := testkit.Base.Truncate(time.Minute).Add(time.Minute + 10*time.Minute)
 	x.wantEntries(t, entryOf("c1", end), entryOf("c2", end))
 	counts, err := x.tbl.ReadCounter(ctx, "c1", "cnt", "hits", w)
 	if err != nil || len(counts) != 1 || !counts[0].Expires.Equal(end) {
@@ -369,7 +369,7 @@ func TestScheduleCounters(t *testing.T) {
 // before the rewrite.
 func TestScheduleTouchAndKeepAlive(t *testing.T) {
 	x := newSchedFixture(t)
-	if err := x.tbl.Apply(ctx, "r", set("sess", "a", "1", ttl.For(time.Hour))); err != nil {
+	if err := x.tbl.Apply(ctx, "r", testkit.Set("sess", "a", "1", ttl.For(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	x.log.take()
@@ -378,7 +378,7 @@ func TestScheduleTouchAndKeepAlive(t *testing.T) {
 		t.Fatalf("Touch = %v, %v", touched, err)
 	}
 	x.wantCalls(t, "data:ReadRow", "sched:Apply", "data:Apply")
-	x.wantEntries(t, entryOf("r", base.Add(time.Hour)), entryOf("r", base.Add(5*time.Hour)))
+	x.wantEntries(t, entryOf("r", testkit.Base.Add(time.Hour)), entryOf("r", testkit.Base.Add(5*time.Hour)))
 
 	// A Touch that finds nothing writes nothing.
 	if touched, err := x.tbl.Touch(ctx, "none", "sess", "a", ttl.For(5*time.Hour)); err != nil || touched {
@@ -387,7 +387,7 @@ func TestScheduleTouchAndKeepAlive(t *testing.T) {
 	x.wantCalls(t, "data:ReadRow")
 
 	// A Touch to Forever needs no entry.
-	if err := x.tbl.Apply(ctx, "f", set("sess", "a", "1", ttl.For(time.Hour))); err != nil {
+	if err := x.tbl.Apply(ctx, "f", testkit.Set("sess", "a", "1", ttl.For(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	x.log.take()
@@ -412,7 +412,7 @@ func TestScheduleTouchAndKeepAlive(t *testing.T) {
 	var want []string
 	for i, it := range row["sess"] {
 		exp, ok := x.tbl.ExpiresAt(it)
-		if !ok || !exp.After(base.Add(time.Hour)) {
+		if !ok || !exp.After(testkit.Base.Add(time.Hour)) {
 			t.Fatalf("%s was not renewed: expires %v", it.Column, exp)
 		}
 		if i == 0 { // both renewed to the same expiry: one entry
@@ -421,8 +421,8 @@ func TestScheduleTouchAndKeepAlive(t *testing.T) {
 			t.Errorf("renewed to %s and %s, want one expiry", want[0], e)
 		}
 	}
-	x.wantEntries(t, append(want, entryOf("r", base.Add(time.Hour)), entryOf("r", base.Add(5*time.Hour)),
-		entryOf("f", base.Add(time.Hour)), entryOf("k", base.Add(time.Minute)), entryOf("k", base.Add(2*time.Minute)))...)
+	x.wantEntries(t, append(want, entryOf("r", testkit.Base.Add(time.Hour)), entryOf("r", testkit.Base.Add(5*time.Hour)),
+		entryOf("f", testkit.Base.Add(time.Hour)), entryOf("k", testkit.Base.Add(time.Minute)), entryOf("k", testkit.Base.Add(2*time.Minute)))...)
 }
 
 // Only the families named are scheduled.
@@ -434,11 +434,11 @@ func TestScheduleFamiliesNamed(t *testing.T) {
 	if err := x.tbl.Apply(ctx, "r", m); err != nil {
 		t.Fatal(err)
 	}
-	if err := x.tbl.Apply(ctx, "s", set("sess", "a", "1", ttl.For(time.Hour))); err != nil {
+	if err := x.tbl.Apply(ctx, "s", testkit.Set("sess", "a", "1", ttl.For(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	x.wantCalls(t, "sched:Apply", "data:Apply", "data:Apply")
-	x.wantEntries(t, entryOf("r", base.Add(2*time.Hour)))
+	x.wantEntries(t, entryOf("r", testkit.Base.Add(2*time.Hour)))
 
 	// A Touch in a family not scheduled writes no entry.
 	if touched, err := x.tbl.Touch(ctx, "s", "sess", "a", ttl.For(3*time.Hour)); err != nil || !touched {
@@ -447,12 +447,12 @@ func TestScheduleFamiliesNamed(t *testing.T) {
 	x.wantCalls(t, "data:ReadRow", "data:Apply")
 
 	// A bulk call with no valid row writes nothing.
-	errs, err := x.tbl.ApplyBulk(ctx, []string{"a", "b"}, []*ttl.Mutation{nil, set("dflt", "a", "1", ttl.For(-time.Hour))})
+	errs, err := x.tbl.ApplyBulk(ctx, []string{"a", "b"}, []*ttl.Mutation{nil, testkit.Set("dflt", "a", "1", ttl.For(-time.Hour))})
 	if err != nil || len(errs) != 2 || errs[0] == nil || errs[1] == nil {
 		t.Fatalf("ApplyBulk of invalid rows = %v, %v", errs, err)
 	}
 	x.wantCalls(t)
-	x.wantEntries(t, entryOf("r", base.Add(2*time.Hour)))
+	x.wantEntries(t, entryOf("r", testkit.Base.Add(2*time.Hour)))
 }
 
 // A call of more entries than a pooled batch keeps writes them all, in
@@ -463,7 +463,7 @@ func TestScheduleLargeBatch(t *testing.T) {
 	want := make([]string, len(rows))
 	for i := range rows {
 		rows[i] = fmt.Sprintf("row%04d", i)
-		want[i] = entryOf(rows[i], base.Add(time.Hour))
+		want[i] = entryOf(rows[i], testkit.Base.Add(time.Hour))
 	}
 	errs, err := x.tbl.ApplyBatch(ctx, rows, func(i int, w ttl.RowWriter) { w.Set("sess", "a", nil, ttl.For(time.Hour)) })
 	if errs != nil || err != nil {
@@ -477,7 +477,7 @@ func TestScheduleLargeBatch(t *testing.T) {
 // an error wrapping ErrSchedule and the schedule's error.
 func TestScheduleFailureWritesNoData(t *testing.T) {
 	x := newSchedFixture(t)
-	if err := x.tbl.Apply(ctx, "old", set("sess", "a", "1", ttl.For(time.Minute))); err != nil {
+	if err := x.tbl.Apply(ctx, "old", testkit.Set("sess", "a", "1", ttl.For(time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("schedule unavailable")
@@ -499,7 +499,7 @@ func TestScheduleFailureWritesNoData(t *testing.T) {
 	rows := make([]string, 500)
 	muts := make([]*ttl.Mutation, len(rows))
 	for i := range rows {
-		rows[i], muts[i] = fmt.Sprint("b", i), set("sess", "a", "1", ttl.For(time.Hour))
+		rows[i], muts[i] = fmt.Sprint("b", i), testkit.Set("sess", "a", "1", ttl.For(time.Hour))
 	}
 	errs, err := x.tbl.ApplyBulk(ctx, rows, muts)
 	check("ApplyBulk", err, "sched:ApplyBulk(500)")
@@ -520,7 +520,7 @@ func TestScheduleFailureWritesNoData(t *testing.T) {
 	check("KeepAlive", err, "data:ReadRow", "sched:Apply")
 
 	// Nothing was written: "old" keeps its cell, stamped as before.
-	if got := rawRow(t, x.data.TableAPI.(*bigtable.Table), "old")["sess"]; len(got) != 1 || got[0].Timestamp != ms(base.Add(time.Minute)) {
+	if got := testkit.RawRow(t, x.data.TableAPI.(*bigtable.Table), "old")["sess"]; len(got) != 1 || got[0].Timestamp != testkit.MS(testkit.Base.Add(time.Minute)) {
 		t.Errorf("old: %v, want its one cell unchanged", got)
 	}
 	var n int
@@ -537,7 +537,7 @@ func TestScheduleConcurrent(t *testing.T) {
 	var want []string
 	for g := range goroutines {
 		for i := range each {
-			want = append(want, entryOf(fmt.Sprintf("g%d-%d", g, i), base.Add(time.Duration(1+i%4)*time.Hour)))
+			want = append(want, entryOf(fmt.Sprintf("g%d-%d", g, i), testkit.Base.Add(time.Duration(1+i%4)*time.Hour)))
 		}
 		wg.Add(1)
 		go func() {
@@ -547,11 +547,11 @@ func TestScheduleConcurrent(t *testing.T) {
 				var err error
 				switch i % 3 {
 				case 0:
-					err = x.tbl.Apply(ctx, row, set("sess", "a", "1", ttl.For(life)))
+					err = x.tbl.Apply(ctx, row, testkit.Set("sess", "a", "1", ttl.For(life)))
 				case 1:
 					err = x.tbl.ApplyRow(ctx, row, func(w ttl.RowWriter) { w.Set("sess", "a", nil, ttl.For(life)) })
 				default:
-					_, err = x.tbl.ApplyBulk(ctx, []string{row}, []*ttl.Mutation{set("grace", "a", "1", ttl.For(life))})
+					_, err = x.tbl.ApplyBulk(ctx, []string{row}, []*ttl.Mutation{testkit.Set("grace", "a", "1", ttl.For(life))})
 				}
 				if err != nil {
 					t.Error(err)
@@ -576,7 +576,7 @@ func TestWithScheduleRefusals(t *testing.T) {
 	fams := map[string]ttl.Strategy{
 		"sess": ttl.OneSecond(),
 		"seq":  ttl.SequenceNumbers(2),
-		"mv":   ttl.Move{To: ttl.SequenceNumbers(2), Start: base}, // never expires by time
+		"mv":   ttl.Move{To: ttl.SequenceNumbers(2), Start: testkit.Base}, // never expires by time
 	}
 	for _, c := range []struct {
 		name  string
@@ -623,11 +623,11 @@ func TestWithScheduleRefusals(t *testing.T) {
 func TestScheduleApplyBulkGroups(t *testing.T) {
 	data := &testkit.FailFirst{}
 	sched := &logged{TableAPI: testkit.Nop{}, name: "sched", log: &callLog{}}
-	tbl, err := ttl.NewTable(data, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now), ttl.WithSchedule(sched))
+	tbl, err := ttl.NewTable(data, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(testkit.NewClock(testkit.Base).Now), ttl.WithSchedule(sched))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := set("f", "c", "v", ttl.For(time.Hour))
+	m := testkit.Set("f", "c", "v", ttl.For(time.Hour))
 	rows, muts := make([]string, 100_002), make([]*ttl.Mutation, 100_002)
 	for i := range rows {
 		rows[i], muts[i] = fmt.Sprint("r", i%3), m

@@ -23,8 +23,8 @@ import (
 // expiry.
 func TestApplyRow(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, []string{"u"})
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, []string{"u"})
 	before := clock.Reads()
 	require.NoError(t, tbl.ApplyRow(ctx, "r", func(r ttl.RowWriter) {
 		r.Set("f", "token", []byte("t"), ttl.For(time.Minute))
@@ -32,16 +32,16 @@ func TestApplyRow(t *testing.T) {
 		r.Set("u", "user", []byte("u"), ttl.Default)
 	}))
 	assert.Equal(t, 1, clock.Reads()-before, "clock reads in ApplyRow")
-	assert.Equal(t, []cell{
-		{"f:refresh", "r", ms(base.Add(time.Hour))},
-		{"f:token", "t", ms(base.Add(time.Minute))},
-		{"u:user", "u", ms(base)},
-	}, cells(rawRow(t, raw, "r")))
+	assert.Equal(t, []testkit.Cell{
+		{Column: "f:refresh", Value: "r", TS: testkit.MS(testkit.Base.Add(time.Hour))},
+		{Column: "f:token", Value: "t", TS: testkit.MS(testkit.Base.Add(time.Minute))},
+		{Column: "u:user", Value: "u", TS: testkit.MS(testkit.Base)},
+	}, testkit.Cells(testkit.RawRow(t, raw, "r")))
 
 	clock.Advance(time.Minute)
 	row, err := tbl.ReadRow(ctx, "r")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"f:refresh=r", "u:user=u"}, values(row), "the token expired, the refresh token lives")
+	assert.Equal(t, []string{"f:refresh=r", "u:user=u"}, testkit.Values(row), "the token expired, the refresh token lives")
 }
 
 // TestApplyRowRefused checks that ApplyRow sends nothing when a change is
@@ -49,7 +49,7 @@ func TestApplyRow(t *testing.T) {
 // that it refuses a nil function, context or table.
 func TestApplyRowRefused(t *testing.T) {
 	ctx := context.Background()
-	tbl, rec, raw := recordedTable(t)
+	tbl, rec, raw := testkit.RecordedTable(t)
 	err := tbl.ApplyRow(ctx, "r", func(r ttl.RowWriter) {
 		r.Set("f", "ok", []byte("v"), ttl.For(time.Hour))
 		r.Set("f", "late", []byte("v"), ttl.For(-time.Second))
@@ -70,7 +70,7 @@ func TestApplyRowRefused(t *testing.T) {
 	assert.ErrorIs(t, tbl.ApplyRow(nil, "r", func(ttl.RowWriter) {}), ttl.ErrNilArgument) //lint:ignore SA1012 a nil context is the input under test
 	assert.ErrorIs(t, (*ttl.Table)(nil).ApplyRow(ctx, "r", func(ttl.RowWriter) {}), ttl.ErrNilArgument)
 	assert.Empty(t, rec.Calls(), "nothing was sent")
-	assert.Empty(t, cells(rawRow(t, raw, "r")))
+	assert.Empty(t, testkit.Cells(testkit.RawRow(t, raw, "r")))
 }
 
 // TestRowWriterAfterItsCall checks that a RowWriter kept after its call
@@ -78,7 +78,7 @@ func TestApplyRowRefused(t *testing.T) {
 // the zero RowWriter does nothing.
 func TestRowWriterAfterItsCall(t *testing.T) {
 	ctx := context.Background()
-	tbl, _, raw := recordedTable(t)
+	tbl, _, raw := testkit.RecordedTable(t)
 	var kept ttl.RowWriter
 	require.NoError(t, tbl.ApplyRow(ctx, "a", func(r ttl.RowWriter) {
 		r.Set("f", "c", []byte("a"), ttl.For(time.Hour))
@@ -94,8 +94,8 @@ func TestRowWriterAfterItsCall(t *testing.T) {
 	zero.Set("f", "c", nil, ttl.For(time.Hour))
 	zero.Add("f", "c", 1, ttl.Window{Size: time.Minute})
 
-	assert.Equal(t, []cell{{"f:c", "a", ms(base.Add(time.Hour))}}, cells(rawRow(t, raw, "a")))
-	assert.Equal(t, []cell{{"f:c", "b", ms(base.Add(time.Hour))}}, cells(rawRow(t, raw, "b")), "the kept writer wrote nothing into the later call")
+	assert.Equal(t, []testkit.Cell{{Column: "f:c", Value: "a", TS: testkit.MS(testkit.Base.Add(time.Hour))}}, testkit.Cells(testkit.RawRow(t, raw, "a")))
+	assert.Equal(t, []testkit.Cell{{Column: "f:c", Value: "b", TS: testkit.MS(testkit.Base.Add(time.Hour))}}, testkit.Cells(testkit.RawRow(t, raw, "b")), "the kept writer wrote nothing into the later call")
 }
 
 // TestApplyBatch writes rows on the emulator at one clock reading; a row
@@ -103,8 +103,8 @@ func TestRowWriterAfterItsCall(t *testing.T) {
 // and not sent, the others are written.
 func TestApplyBatch(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, []string{"u"})
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond()}, []string{"u"})
 	before := clock.Reads()
 	var order []int
 	errs, err := tbl.ApplyBatch(ctx, []string{"r0", "r1", "r2", "r3"}, func(i int, w ttl.RowWriter) {
@@ -115,7 +115,7 @@ func TestApplyBatch(t *testing.T) {
 			w.Set("u", "c", []byte("0"), ttl.Default)
 		case 1:
 			w.Set("f", "c", []byte("1"), ttl.For(time.Hour))
-			w.Set("f", "d", []byte("1"), ttl.Until(base.Add(-time.Second)))
+			w.Set("f", "d", []byte("1"), ttl.Until(testkit.Base.Add(-time.Second)))
 		case 3:
 			w.Replace("f", "c", []byte("3"), ttl.For(time.Hour))
 			w.DeleteCellsInColumn("f", "old")
@@ -133,9 +133,9 @@ func TestApplyBatch(t *testing.T) {
 	assert.Contains(t, errs[2].Error(), `row "r2" has no changes`)
 	assert.NoError(t, errs[3])
 
-	assert.Equal(t, []cell{{"f:c", "0", ms(base.Add(time.Minute))}, {"u:c", "0", ms(base)}}, cells(rawRow(t, raw, "r0")))
-	assert.Empty(t, cells(rawRow(t, raw, "r1")), "a row with an invalid change is not sent")
-	assert.Equal(t, []cell{{"f:c", "3", ms(base.Add(time.Hour))}}, cells(rawRow(t, raw, "r3")))
+	assert.Equal(t, []testkit.Cell{{Column: "f:c", Value: "0", TS: testkit.MS(testkit.Base.Add(time.Minute))}, {Column: "u:c", Value: "0", TS: testkit.MS(testkit.Base)}}, testkit.Cells(testkit.RawRow(t, raw, "r0")))
+	assert.Empty(t, testkit.Cells(testkit.RawRow(t, raw, "r1")), "a row with an invalid change is not sent")
+	assert.Equal(t, []testkit.Cell{{Column: "f:c", Value: "3", TS: testkit.MS(testkit.Base.Add(time.Hour))}}, testkit.Cells(testkit.RawRow(t, raw, "r3")))
 
 	errs, err = tbl.ApplyBatch(ctx, []string{"r4"}, func(_ int, w ttl.RowWriter) { w.DeleteRow() })
 	require.NoError(t, err)
@@ -147,7 +147,7 @@ func TestApplyBatch(t *testing.T) {
 // its row writes nothing, neither to its own row nor to a later one.
 func TestApplyBatchRefused(t *testing.T) {
 	ctx := context.Background()
-	tbl, rec, raw := recordedTable(t)
+	tbl, rec, raw := testkit.RecordedTable(t)
 	_, err := tbl.ApplyBatch(ctx, []string{"r"}, nil)
 	assert.ErrorIs(t, err, ttl.ErrNilArgument)
 	_, err = tbl.ApplyBatch(nil, []string{"r"}, func(int, ttl.RowWriter) {}) //lint:ignore SA1012 a nil context is the input under test
@@ -171,8 +171,8 @@ func TestApplyBatchRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, errs)
 	kept.Set("f", "after", []byte("x"), ttl.For(time.Hour))
-	assert.Equal(t, []cell{{"f:c", "a", ms(base.Add(time.Hour))}}, cells(rawRow(t, raw, "a")))
-	assert.Equal(t, []cell{{"f:c", "b", ms(base.Add(time.Hour))}}, cells(rawRow(t, raw, "b")), "the kept writer wrote nothing into the next row")
+	assert.Equal(t, []testkit.Cell{{Column: "f:c", Value: "a", TS: testkit.MS(testkit.Base.Add(time.Hour))}}, testkit.Cells(testkit.RawRow(t, raw, "a")))
+	assert.Equal(t, []testkit.Cell{{Column: "f:c", Value: "b", TS: testkit.MS(testkit.Base.Add(time.Hour))}}, testkit.Cells(testkit.RawRow(t, raw, "b")), "the kept writer wrote nothing into the next row")
 }
 
 // TestApplyBatchGroups checks that ApplyBatch sends rows in the client's
@@ -181,7 +181,7 @@ func TestApplyBatchRefused(t *testing.T) {
 func TestApplyBatchGroups(t *testing.T) {
 	ctx := context.Background()
 	api := &testkit.FailFirst{}
-	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	require.NoError(t, err)
 	rows := make([]string, 100_003)
 	for i := range rows {
@@ -217,7 +217,7 @@ func (failAll) ApplyBulk(context.Context, []string, []*bigtable.Mutation, ...big
 // TestApplyBatchAllFailed checks that when every request fails, the call
 // fails, and every row has the error.
 func TestApplyBatchAllFailed(t *testing.T) {
-	tbl, err := ttl.NewTable(failAll{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(failAll{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	require.NoError(t, err)
 	errs, err := tbl.ApplyBatch(context.Background(), []string{"a", "b"}, func(_ int, w ttl.RowWriter) {
 		w.Set("f", "c", nil, ttl.For(time.Hour))

@@ -18,9 +18,9 @@ import (
 func TestApplyBulkGroups(t *testing.T) {
 	ctx := context.Background()
 	api := &testkit.FailFirst{}
-	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	require.NoError(t, err)
-	m := set("f", "c", "v", ttl.For(time.Hour))
+	m := testkit.Set("f", "c", "v", ttl.For(time.Hour))
 	rows, muts := make([]string, 100_002), make([]*ttl.Mutation, 100_002)
 	for i := range rows {
 		rows[i], muts[i] = "r", m

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // One Table used by many goroutines at once; run with -race.
@@ -20,8 +21,8 @@ import (
 // with -race.
 func TestConcurrentUse(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond(), "v": ttl.SequenceNumbers(2)}, nil)
+	clock := testkit.NewClock(testkit.Base)
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond(), "v": ttl.SequenceNumbers(2)}, nil)
 	// bttest races when a write adds a column to a row that a read is
 	// streaming (it sorts the row's column names in place), so every
 	// column exists before the goroutines start.
@@ -78,7 +79,7 @@ func TestConcurrentUse(t *testing.T) {
 func TestConcurrentApplyRow(t *testing.T) {
 	ctx := context.Background()
 	api := &syncCapture{}
-	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond(), "v": ttl.SequenceNumbers(2)}, ttl.WithClock(newClock(base).Now))
+	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"f": ttl.OneSecond(), "v": ttl.SequenceNumbers(2)}, ttl.WithClock(testkit.NewClock(testkit.Base).Now))
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -109,7 +110,7 @@ func TestConcurrentApplyRow(t *testing.T) {
 		var g, i int
 		_, err := fmt.Sscanf(key, "g%d-%d", &g, &i)
 		require.NoError(t, err)
-		want.Set("f", "c", bigtable.Time(base.Add(time.Duration(g+1)*time.Minute)), []byte(key))
+		want.Set("f", "c", bigtable.Time(testkit.Base.Add(time.Duration(g+1)*time.Minute)), []byte(key))
 		want.Set("v", "c", bigtable.Timestamp(i*1000), []byte(key))
 		assert.Equal(t, want, m, key)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Conditional mutations: the predicate sees only live cells.
@@ -20,13 +21,13 @@ import (
 // stored.
 func TestConditionalLock(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"lock": ttl.OneSecond()}, nil, ttl.OtherFamilies())
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"lock": ttl.OneSecond()}, nil, ttl.OtherFamilies())
 	owner := bigtable.ColumnRangeFilter("lock", "owner", "owner\x00")
 	take := func(who string) bool {
 		t.Helper()
 		var held bool
-		m := ttl.NewCondMutation(owner, nil, set("lock", "owner", who, ttl.For(10*time.Second)))
+		m := ttl.NewCondMutation(owner, nil, testkit.Set("lock", "owner", who, ttl.For(10*time.Second)))
 		require.NoError(t, tbl.Apply(ctx, "job", m, bigtable.GetCondMutationResult(&held)))
 		return !held
 	}
@@ -35,15 +36,15 @@ func TestConditionalLock(t *testing.T) {
 	assert.False(t, take("bob"), "held lock")
 	clock.Advance(time.Millisecond)
 	assert.True(t, take("bob"), "expired lock")
-	assert.Len(t, cells(rawRow(t, raw, "job")), 2, "the expired cell is still stored")
+	assert.Len(t, testkit.Cells(testkit.RawRow(t, raw, "job")), 2, "the expired cell is still stored")
 	r, err := tbl.ReadRow(ctx, "job")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"lock:owner=bob"}, values(r))
+	assert.Equal(t, []string{"lock:owner=bob"}, testkit.Values(r))
 
 	// A nil predicate matches any live cell.
 	clock.Advance(time.Minute)
 	var matched bool
-	require.NoError(t, tbl.Apply(ctx, "job", ttl.NewCondMutation(nil, set("lock", "x", "t", ttl.For(time.Hour)), set("lock", "x", "f", ttl.For(time.Hour))),
+	require.NoError(t, tbl.Apply(ctx, "job", ttl.NewCondMutation(nil, testkit.Set("lock", "x", "t", ttl.For(time.Hour)), testkit.Set("lock", "x", "f", ttl.For(time.Hour))),
 		bigtable.GetCondMutationResult(&matched)))
 	assert.False(t, matched, "only expired cells in the row")
 }

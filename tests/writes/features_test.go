@@ -17,25 +17,26 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // TestForever checks cells that never expire in families whose other
 // cells do, and the arithmetic at the top of the timestamp range.
 func TestForever(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	d := 48 * time.Hour
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(d), "v": ttl.SequenceNumbers(2)}, nil)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(d), "v": ttl.SequenceNumbers(2)}, nil)
 	m := ttl.NewMutation()
 	m.Set("s", "forever", []byte("s"), ttl.Forever)
 	m.Set("s", "hour", []byte("s"), ttl.For(time.Hour))
 	m.Set("d", "forever", []byte("d"), ttl.Forever)
 	m.Set("d", "default", []byte("d"), ttl.Default)
 	require.NoError(t, tbl.Apply(ctx, "r", m))
-	assert.ErrorIs(t, tbl.Apply(ctx, "r", set("v", "c", "v", ttl.Forever)), ttl.ErrLifetime)
+	assert.ErrorIs(t, tbl.Apply(ctx, "r", testkit.Set("v", "c", "v", ttl.Forever)), ttl.ErrLifetime)
 
 	stored := map[string]bigtable.Timestamp{}
-	for _, c := range cells(rawRow(t, raw, "r")) {
+	for _, c := range testkit.Cells(testkit.RawRow(t, raw, "r")) {
 		stored[c.Column] = c.TS
 	}
 	assert.Equal(t, ttl.MaxTimestamp, stored["s:forever"], "OneSecond stores the largest timestamp")
@@ -44,24 +45,24 @@ func TestForever(t *testing.T) {
 	// The last finite expiry is one millisecond below Forever's.
 	last := time.UnixMilli(int64(ttl.MaxTimestamp/1000) - 1)
 	for _, s := range []ttl.Strategy{ttl.OneSecond(), ttl.DefaultExpiration(d)} {
-		forever, _ := s.Timestamp(base, ttl.Forever)
-		finite, err := s.Timestamp(base, ttl.Until(last))
+		forever, _ := s.Timestamp(testkit.Base, ttl.Forever)
+		finite, err := s.Timestamp(testkit.Base, ttl.Until(last))
 		require.NoError(t, err)
 		assert.Equal(t, forever-1000, finite, "%v: Until(the last millisecond)", s)
-		_, err = s.Timestamp(base, ttl.Until(last.Add(time.Millisecond)))
+		_, err = s.Timestamp(testkit.Base, ttl.Until(last.Add(time.Millisecond)))
 		assert.ErrorIs(t, err, ttl.ErrOutOfRange, "%v: Forever's millisecond", s)
-		_, err = s.Timestamp(base, ttl.Until(last.Add(2*time.Millisecond)))
+		_, err = s.Timestamp(testkit.Base, ttl.Until(last.Add(2*time.Millisecond)))
 		assert.ErrorIs(t, err, ttl.ErrOutOfRange, "%v: past the end of time", s)
 	}
 
-	for _, at := range []time.Time{base, base.Add(100 * 365 * 24 * time.Hour), time.Date(200000, 1, 1, 0, 0, 0, 0, time.UTC), last, last.Add(time.Hour)} {
+	for _, at := range []time.Time{testkit.Base, testkit.Base.Add(100 * 365 * 24 * time.Hour), time.Date(200000, 1, 1, 0, 0, 0, 0, time.UTC), last, last.Add(time.Hour)} {
 		clock.Set(at)
 		r, err := tbl.ReadRow(ctx, "r")
 		require.NoError(t, err)
-		got := values(r)
+		got := testkit.Values(r)
 		assert.Contains(t, got, "s:forever=s", "at %v", at)
 		assert.Contains(t, got, "d:forever=d", "at %v", at)
-		if at.After(base.Add(d)) {
+		if at.After(testkit.Base.Add(d)) {
 			assert.Equal(t, []string{"d:forever=d", "s:forever=s"}, got, "only Forever cells at %v", at)
 		}
 		for _, items := range r {
@@ -80,9 +81,9 @@ func TestForever(t *testing.T) {
 // leaves sequence numbers alone.
 func TestReadMargin(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	margin := time.Minute
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(time.Hour), "v": ttl.SequenceNumbers(1)}, nil,
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(time.Hour), "v": ttl.SequenceNumbers(1)}, nil,
 		ttl.WithReadMargin(margin), ttl.OtherFamilies())
 	m := ttl.NewMutation()
 	m.Set("s", "c", []byte("s"), ttl.For(90*time.Second))
@@ -93,28 +94,28 @@ func TestReadMargin(t *testing.T) {
 		clock.Set(at)
 		r, err := tbl.ReadRow(ctx, "r")
 		require.NoError(t, err)
-		return values(r)
+		return testkit.Values(r)
 	}
-	assert.Equal(t, []string{"d:c=d", "s:c=s", "v:c=v"}, read(base.Add(30*time.Second-time.Millisecond)))
-	assert.Equal(t, []string{"d:c=d", "v:c=v"}, read(base.Add(30*time.Second)), "s expires within the margin")
-	assert.Equal(t, []string{"d:c=d", "v:c=v"}, read(base.Add(59*time.Minute-time.Millisecond)))
-	assert.Equal(t, []string{"v:c=v"}, read(base.Add(59*time.Minute)), "d expires within the margin")
-	assert.Equal(t, []string{"v:c=v"}, read(base.Add(1000*time.Hour)), "sequence numbers do not depend on time")
+	assert.Equal(t, []string{"d:c=d", "s:c=s", "v:c=v"}, read(testkit.Base.Add(30*time.Second-time.Millisecond)))
+	assert.Equal(t, []string{"d:c=d", "v:c=v"}, read(testkit.Base.Add(30*time.Second)), "s expires within the margin")
+	assert.Equal(t, []string{"d:c=d", "v:c=v"}, read(testkit.Base.Add(59*time.Minute-time.Millisecond)))
+	assert.Equal(t, []string{"v:c=v"}, read(testkit.Base.Add(59*time.Minute)), "d expires within the margin")
+	assert.Equal(t, []string{"v:c=v"}, read(testkit.Base.Add(1000*time.Hour)), "sequence numbers do not depend on time")
 
 	// Writes: inside the margin refused, just outside accepted.
-	clock.Set(base)
-	assert.ErrorIs(t, tbl.Apply(ctx, "r", set("s", "w", "x", ttl.For(margin))), ttl.ErrExpired)
-	assert.ErrorIs(t, tbl.Apply(ctx, "r", set("s", "w", "x", ttl.Until(base.Add(margin)))), ttl.ErrExpired)
-	require.NoError(t, tbl.Apply(ctx, "r", set("s", "w", "x", ttl.For(margin+time.Millisecond))))
-	assert.Contains(t, read(base), "s:w=x")
+	clock.Set(testkit.Base)
+	assert.ErrorIs(t, tbl.Apply(ctx, "r", testkit.Set("s", "w", "x", ttl.For(margin))), ttl.ErrExpired)
+	assert.ErrorIs(t, tbl.Apply(ctx, "r", testkit.Set("s", "w", "x", ttl.Until(testkit.Base.Add(margin)))), ttl.ErrExpired)
+	require.NoError(t, tbl.Apply(ctx, "r", testkit.Set("s", "w", "x", ttl.For(margin+time.Millisecond))))
+	assert.Contains(t, read(testkit.Base), "s:w=x")
 
 	// Replace under a margin: the new value wins and is visible at once.
 	rep := ttl.NewMutation()
 	rep.Replace("s", "w", []byte("y"), ttl.For(margin+time.Second))
 	require.NoError(t, tbl.Apply(ctx, "r", rep))
-	assert.Contains(t, read(base), "s:w=y")
-	assert.NotContains(t, read(base), "s:w=x")
-	assert.NotContains(t, read(base.Add(time.Second)), "s:w=y", "hidden a margin before its expiry")
+	assert.Contains(t, read(testkit.Base), "s:w=y")
+	assert.NotContains(t, read(testkit.Base), "s:w=x")
+	assert.NotContains(t, read(testkit.Base.Add(time.Second)), "s:w=y", "hidden a margin before its expiry")
 }
 
 // TestLockUnderMargin checks a conditional lock when readers may lag: the
@@ -122,18 +123,18 @@ func TestReadMargin(t *testing.T) {
 // reader whose clock lags by up to the margin still sees it held.
 func TestLockUnderMargin(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"lock": ttl.OneSecond()}, nil, ttl.OtherFamilies(), ttl.WithReadMargin(2*time.Second))
+	clock := testkit.NewClock(testkit.Base)
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"lock": ttl.OneSecond()}, nil, ttl.OtherFamilies(), ttl.WithReadMargin(2*time.Second))
 	take := func(who string) bool {
 		var held bool
-		m := ttl.NewCondMutation(nil, nil, set("lock", "owner", who, ttl.For(10*time.Second)))
+		m := ttl.NewCondMutation(nil, nil, testkit.Set("lock", "owner", who, ttl.For(10*time.Second)))
 		require.NoError(t, tbl.Apply(ctx, "job", m, bigtable.GetCondMutationResult(&held)))
 		return !held
 	}
 	assert.True(t, take("ann"))
-	clock.Set(base.Add(8*time.Second - time.Millisecond))
+	clock.Set(testkit.Base.Add(8*time.Second - time.Millisecond))
 	assert.False(t, take("bob"), "held until a margin before its expiry")
-	clock.Set(base.Add(8 * time.Second))
+	clock.Set(testkit.Base.Add(8 * time.Second))
 	assert.True(t, take("bob"), "free a margin before its expiry")
 }
 
@@ -175,14 +176,14 @@ func (s *recordingStream) SendMsg(m any) error {
 // data, and read back with WithWriteTimes without a regular expression.
 func TestWriteTimes(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	rq := &requests{}
 	raw := emulator.StartForTest(t, rq.interceptor()).TableForTest(t, "t", map[string]bigtable.GCPolicy{"s": nil, "d": nil, "v": nil, "u": nil})
 	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{"s": ttl.OneSecond(), "d": ttl.DefaultExpiration(48 * time.Hour), "v": ttl.SequenceNumbers(2)},
 		ttl.WithClock(clock.Now), ttl.RecordWriteTime(), ttl.OtherFamilies("u"))
 	require.NoError(t, err)
 
-	first := base.Add(123 * time.Microsecond) // write times keep microseconds
+	first := testkit.Base.Add(123 * time.Microsecond) // write times keep microseconds
 	clock.Set(first)
 	m := ttl.NewMutation()
 	m.Set("s", "a", []byte("1"), ttl.For(time.Hour))
@@ -193,12 +194,12 @@ func TestWriteTimes(t *testing.T) {
 	require.NoError(t, tbl.Apply(ctx, "r", m))
 	second := first.Add(time.Minute)
 	clock.Set(second)
-	require.NoError(t, tbl.Apply(ctx, "r", set("v", "a", "6", ttl.Version(2))))
+	require.NoError(t, tbl.Apply(ctx, "r", testkit.Set("v", "a", "6", ttl.Version(2))))
 
 	// Stored: one companion per managed cell, same timestamp, the write time.
-	stored := cells(rawRow(t, raw, "r"))
+	stored := testkit.Cells(testkit.RawRow(t, raw, "r"))
 	data := map[string]bigtable.Timestamp{}
-	companions := map[string]cell{}
+	companions := map[string]testkit.Cell{}
 	for _, c := range stored {
 		fam, qual, _ := strings.Cut(c.Column, ":")
 		if col, ok := strings.CutPrefix(qual, "\xff\xffwt:"); ok {
@@ -220,7 +221,7 @@ func TestWriteTimes(t *testing.T) {
 	// Read without write times: no companions, no labels.
 	r, err := tbl.ReadRow(ctx, "r")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"d:a=3", "s:a=1", "s:forever=2", "u:a=5", "v:a=6", "v:a=4"}, values(r))
+	assert.Equal(t, []string{"d:a=3", "s:a=1", "s:forever=2", "u:a=5", "v:a=6", "v:a=4"}, testkit.Values(r))
 	for _, items := range r {
 		for _, it := range items {
 			_, ok := ttl.WriteTime(it)
@@ -232,7 +233,7 @@ func TestWriteTimes(t *testing.T) {
 	want := map[string]time.Time{"d:a=3": first, "s:a=1": first, "s:forever=2": first, "v:a=4": first, "v:a=6": second}
 	r, err = tbl.ReadRow(ctx, "r", ttl.WithWriteTimes())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"d:a=3", "s:a=1", "s:forever=2", "u:a=5", "v:a=6", "v:a=4"}, values(r))
+	assert.Equal(t, []string{"d:a=3", "s:a=1", "s:forever=2", "u:a=5", "v:a=6", "v:a=4"}, testkit.Values(r))
 	assert.NotRegexp(t, "regex", rq.last(), "a declared table reads write times without a regular expression")
 	for _, items := range r {
 		for _, it := range items {
@@ -251,7 +252,7 @@ func TestWriteTimes(t *testing.T) {
 	rep.DeleteCellsInColumn("d", "a")
 	require.NoError(t, tbl.Apply(ctx, "r", rep))
 	var left []string
-	for _, c := range cells(rawRow(t, raw, "r")) {
+	for _, c := range testkit.Cells(testkit.RawRow(t, raw, "r")) {
 		if strings.HasPrefix(c.Column, "s:") || strings.HasPrefix(c.Column, "d:") {
 			left = append(left, c.Column+"="+c.Value)
 		}
@@ -262,7 +263,7 @@ func TestWriteTimes(t *testing.T) {
 	// A caller's filter applies to data only; a row left with none is not returned.
 	r, err = tbl.ReadRow(ctx, "r", ttl.WithWriteTimes(), ttl.RowFilter(bigtable.ColumnRangeFilter("s", "forever", "forever\x00")))
 	require.NoError(t, err)
-	require.Equal(t, []string{"s:forever=2"}, values(r))
+	require.Equal(t, []string{"s:forever=2"}, testkit.Values(r))
 	got, ok := ttl.WriteTime(r["s"][0])
 	assert.True(t, ok && got.Equal(first), "Forever cell's write time %v", got)
 	r, err = tbl.ReadRow(ctx, "r", ttl.WithWriteTimes(), ttl.RowFilter(bigtable.BlockAllFilter()))
@@ -277,15 +278,15 @@ func TestWriteTimes(t *testing.T) {
 	clock.Set(third.Add(time.Minute))
 	r, err = tbl.ReadRow(ctx, "r", ttl.WithWriteTimes())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"s:forever=2", "u:a=5", "v:a=6", "v:a=4"}, values(r))
+	assert.Equal(t, []string{"s:forever=2", "u:a=5", "v:a=6", "v:a=4"}, testkit.Values(r))
 }
 
 // TestWriteTimesUndeclared checks write times on a table whose other
 // families are not declared, where the pass-through keeps its pattern.
 func TestWriteTimesUndeclared(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond()}, []string{"u"}, ttl.RecordWriteTime())
+	clock := testkit.NewClock(testkit.Base)
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"s": ttl.OneSecond()}, []string{"u"}, ttl.RecordWriteTime())
 	m := ttl.NewMutation()
 	m.Set("s", "a", []byte("1"), ttl.For(time.Hour))
 	m.Set("u", "a", []byte("2"), ttl.Default)
@@ -293,9 +294,9 @@ func TestWriteTimesUndeclared(t *testing.T) {
 	var rows []bigtable.Row
 	require.NoError(t, tbl.ReadRows(ctx, bigtable.RowList{"r"}, func(r bigtable.Row) bool { rows = append(rows, r); return true }, ttl.WithWriteTimes()))
 	require.Len(t, rows, 1)
-	assert.Equal(t, []string{"s:a=1", "u:a=2"}, values(rows[0]))
+	assert.Equal(t, []string{"s:a=1", "u:a=2"}, testkit.Values(rows[0]))
 	got, ok := ttl.WriteTime(rows[0]["s"][0])
-	assert.True(t, ok && got.Equal(base))
+	assert.True(t, ok && got.Equal(testkit.Base))
 	_, ok = ttl.WriteTime(rows[0]["u"][0])
 	assert.False(t, ok, "no write time in a family without a strategy")
 }
@@ -305,7 +306,7 @@ func TestWriteTimesUndeclared(t *testing.T) {
 // that look like companions.
 func TestWriteTimesLeaveOtherFamilies(t *testing.T) {
 	ctx := context.Background()
-	tbl, _ := newTable(t, newClock(base), map[string]ttl.Strategy{"d": ttl.DefaultExpiration(time.Hour)}, []string{"meta"},
+	tbl, _ := testkit.NewTable(t, testkit.NewClock(testkit.Base), map[string]ttl.Strategy{"d": ttl.DefaultExpiration(time.Hour)}, []string{"meta"},
 		ttl.OtherFamilies("meta"), ttl.RecordWriteTime())
 	m := ttl.NewMutation()
 	m.Set("meta", "\xff\xffwt:k", []byte("12345678"), ttl.Default)
@@ -315,7 +316,7 @@ func TestWriteTimesLeaveOtherFamilies(t *testing.T) {
 	require.NoError(t, err)
 	withTimes, err := tbl.ReadRow(ctx, "r", ttl.WithWriteTimes())
 	require.NoError(t, err)
-	assert.Equal(t, values(plain), values(withTimes))
+	assert.Equal(t, testkit.Values(plain), testkit.Values(withTimes))
 	assert.Len(t, withTimes["meta"], 2)
 	for _, it := range withTimes["meta"] {
 		_, ok := ttl.WriteTime(it)
@@ -328,8 +329,8 @@ func TestWriteTimesLeaveOtherFamilies(t *testing.T) {
 // future) leaves no companion describing the old value.
 func TestWriteTimesAfterReadModifyWrite(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"d": ttl.DefaultExpiration(time.Hour)}, nil, ttl.OtherFamilies(), ttl.RecordWriteTime())
+	clock := testkit.NewClock(testkit.Base)
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"d": ttl.DefaultExpiration(time.Hour)}, nil, ttl.OtherFamilies(), ttl.RecordWriteTime())
 	m := ttl.NewMutation()
 	m.Set("d", "n", binary.BigEndian.AppendUint64(nil, 1), ttl.For(1000*time.Hour))
 	m.Set("d", "other", []byte("x"), ttl.Default)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Families without a strategy: passed through when undeclared, and, once
@@ -23,19 +24,19 @@ func TestUnmanagedFamilies(t *testing.T) {
 	ctx := context.Background()
 	for _, declared := range []bool{false, true} {
 		t.Run(fmt.Sprintf("declared=%v", declared), func(t *testing.T) {
-			clock := newClock(base)
+			clock := testkit.NewClock(testkit.Base)
 			var opts []ttl.Option
 			if declared {
 				opts = append(opts, ttl.OtherFamilies("meta"))
 			}
-			tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"sess": ttl.OneSecond()}, []string{"meta"}, opts...)
+			tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"sess": ttl.OneSecond()}, []string{"meta"}, opts...)
 
 			old := bigtable.NewMutation()
 			old.Set("meta", "old", 1000, []byte("from 1970")) // written by another client
 			require.NoError(t, raw.Apply(ctx, "r", old))
-			require.NoError(t, tbl.Apply(ctx, "r", set("meta", "owner", "ann", ttl.Default)))
-			for _, life := range []ttl.Lifetime{ttl.For(time.Hour), ttl.Until(base.Add(time.Hour)), ttl.Version(1), ttl.Forever} {
-				err := tbl.Apply(ctx, "r", set("meta", "owner", "bob", life))
+			require.NoError(t, tbl.Apply(ctx, "r", testkit.Set("meta", "owner", "ann", ttl.Default)))
+			for _, life := range []ttl.Lifetime{ttl.For(time.Hour), ttl.Until(testkit.Base.Add(time.Hour)), ttl.Version(1), ttl.Forever} {
+				err := tbl.Apply(ctx, "r", testkit.Set("meta", "owner", "bob", life))
 				require.ErrorIs(t, err, ttl.ErrLifetime, "%v", life)
 				assert.Contains(t, err.Error(), `family "meta", column "owner"`)
 			}
@@ -43,7 +44,7 @@ func TestUnmanagedFamilies(t *testing.T) {
 			clock.Advance(1000 * time.Hour)
 			r, err := tbl.ReadRow(ctx, "r")
 			require.NoError(t, err)
-			assert.Equal(t, []cell{{"meta:old", "from 1970", 1000}, {"meta:owner", "ann", ms(base)}}, cells(r))
+			assert.Equal(t, []testkit.Cell{{Column: "meta:old", Value: "from 1970", TS: 1000}, {Column: "meta:owner", Value: "ann", TS: testkit.MS(testkit.Base)}}, testkit.Cells(r))
 		})
 	}
 }
@@ -53,9 +54,9 @@ func TestUnmanagedFamilies(t *testing.T) {
 // returned nor written.
 func TestOtherFamilies(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	managed := map[string]ttl.Strategy{"sess": ttl.OneSecond(), "clicks": ttl.DefaultExpiration(time.Hour), "rev": ttl.SequenceNumbers(1)}
-	tbl, raw := newTable(t, clock, managed, []string{"meta", "hidden"}, ttl.OtherFamilies("meta"))
+	tbl, raw := testkit.NewTable(t, clock, managed, []string{"meta", "hidden"}, ttl.OtherFamilies("meta"))
 	m := ttl.NewMutation()
 	m.Set("sess", "s", []byte("1"), ttl.For(time.Minute))
 	m.Set("clicks", "c", []byte("2"), ttl.For(2*time.Hour))
@@ -69,26 +70,26 @@ func TestOtherFamilies(t *testing.T) {
 
 	r, err := tbl.ReadRow(ctx, "r")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"clicks:c=2", "meta:m=5", "rev:v=4", "sess:s=1"}, values(r))
+	assert.Equal(t, []string{"clicks:c=2", "meta:m=5", "rev:v=4", "sess:s=1"}, testkit.Values(r))
 	clock.Advance(time.Minute)
 	r, err = tbl.ReadRow(ctx, "r")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"clicks:c=2", "meta:m=5", "rev:v=4"}, values(r))
+	assert.Equal(t, []string{"clicks:c=2", "meta:m=5", "rev:v=4"}, testkit.Values(r))
 	clock.Advance(2 * time.Hour)
 	r, err = tbl.ReadRow(ctx, "r")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"meta:m=5", "rev:v=4"}, values(r))
+	assert.Equal(t, []string{"meta:m=5", "rev:v=4"}, testkit.Values(r))
 
-	err = tbl.Apply(ctx, "r", set("hidden", "h", "x", ttl.Default))
+	err = tbl.Apply(ctx, "r", testkit.Set("hidden", "h", "x", ttl.Default))
 	assert.ErrorIs(t, err, ttl.ErrUnknownFamily)
 }
 
 // TestOtherFamiliesTwice checks that the names of every OtherFamilies
 // option are declared.
 func TestOtherFamiliesTwice(t *testing.T) {
-	tbl, err := ttl.NewTable(&recorder{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.OtherFamilies("a"), ttl.OtherFamilies("b"))
+	tbl, err := ttl.NewTable(&testkit.Recorder{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.OtherFamilies("a"), ttl.OtherFamilies("b"))
 	require.NoError(t, err)
-	assert.Contains(t, tbl.ReadFilter(base).String(), "columnRangeFilter(a,,) + columnRangeFilter(b,,)")
-	_, err = ttl.NewTable(&recorder{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.OtherFamilies("a"), ttl.OtherFamilies("a"))
+	assert.Contains(t, tbl.ReadFilter(testkit.Base).String(), "columnRangeFilter(a,,) + columnRangeFilter(b,,)")
+	_, err = ttl.NewTable(&testkit.Recorder{}, map[string]ttl.Strategy{"f": ttl.OneSecond()}, ttl.OtherFamilies("a"), ttl.OtherFamilies("a"))
 	assert.ErrorIs(t, err, ttl.ErrInvalidOption)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Read-modify-writes: allowed only where the server's timestamp means what
@@ -26,9 +27,9 @@ import (
 func TestReadModifyWrite(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().Truncate(time.Millisecond)
-	clock := newClock(now)
+	clock := testkit.NewClock(now)
 	raw := emulator.StartForTest(t).TableForTest(t, "t", map[string]bigtable.GCPolicy{"sess": nil, "hits": nil, "rev": nil, "meta": nil})
-	rec := &recorder{TableAPI: raw}
+	rec := &testkit.Recorder{TableAPI: raw}
 	tbl, err := ttl.NewTable(rec, map[string]ttl.Strategy{
 		"sess": ttl.OneSecond(), "hits": ttl.DefaultExpiration(48 * time.Hour), "rev": ttl.SequenceNumbers(3),
 	}, ttl.WithClock(clock.Now))
@@ -46,7 +47,7 @@ func TestReadModifyWrite(t *testing.T) {
 	_, err = tbl.ApplyReadModifyWrite(ctx, "r", ttl.NewReadModifyWrite())
 	assert.ErrorIs(t, err, ttl.ErrInvalidMutation)
 	assert.Empty(t, rec.Calls(), "refused read-modify-writes send nothing")
-	assert.Empty(t, cells(rawRow(t, raw, "r")))
+	assert.Empty(t, testkit.Cells(testkit.RawRow(t, raw, "r")))
 
 	for _, family := range []string{"hits", "meta"} {
 		r, err := incr(family)

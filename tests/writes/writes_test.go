@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/testkit"
 )
 
 // Writes through a Table: one clock reading per call for every cell,
@@ -22,8 +23,8 @@ import (
 // timestamps from the same instant.
 func TestOneClockReadingPerCall(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, []string{"u"})
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, []string{"u"})
 
 	m := ttl.NewMutation()
 	for i := 0; i < 5; i++ {
@@ -33,8 +34,8 @@ func TestOneClockReadingPerCall(t *testing.T) {
 	before := clock.Reads()
 	require.NoError(t, tbl.Apply(ctx, "r", m))
 	assert.Equal(t, 1, clock.Reads()-before, "clock reads in Apply")
-	for _, c := range cells(rawRow(t, raw, "r")) {
-		assert.Equal(t, ms(base), c.TS, "cell %s", c.Column)
+	for _, c := range testkit.Cells(testkit.RawRow(t, raw, "r")) {
+		assert.Equal(t, testkit.MS(testkit.Base), c.TS, "cell %s", c.Column)
 	}
 
 	before = clock.Reads()
@@ -65,10 +66,10 @@ func TestOneClockReadingPerCall(t *testing.T) {
 // their own index and not sent, and the others are applied.
 func TestApplyBulkPerRowErrors(t *testing.T) {
 	ctx := context.Background()
-	tbl, rec, _ := recordedTable(t)
-	good := func(v string) *ttl.Mutation { return set("f", "c", v, ttl.For(time.Hour)) }
+	tbl, rec, _ := testkit.RecordedTable(t)
+	good := func(v string) *ttl.Mutation { return testkit.Set("f", "c", v, ttl.For(time.Hour)) }
 	rows := []string{"r0", "r1", "r2", "r3", "r4", "r5"}
-	muts := []*ttl.Mutation{good("0"), set("f", "c", "1", ttl.For(-1)), good("2"), nil, ttl.NewCondMutation(nil, good("4"), nil), good("5")}
+	muts := []*ttl.Mutation{good("0"), testkit.Set("f", "c", "1", ttl.For(-1)), good("2"), nil, ttl.NewCondMutation(nil, good("4"), nil), good("5")}
 	errs, err := tbl.ApplyBulk(ctx, rows, muts)
 	require.NoError(t, err)
 	require.Len(t, errs, 6)
@@ -108,26 +109,26 @@ func TestApplyBulkPerRowErrors(t *testing.T) {
 // so with Set the older value stays newest and comes back.
 func TestReplaceLastWriteWins(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, raw := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)}, nil)
+	clock := testkit.NewClock(testkit.Base)
+	tbl, raw := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(48 * time.Hour)}, nil)
 	latest := ttl.RowFilter(bigtable.LatestNFilter(1))
 	read := func(row string) []string {
 		r, err := tbl.ReadRow(ctx, row, latest)
 		require.NoError(t, err)
-		return values(r)
+		return testkit.Values(r)
 	}
 	for _, row := range []string{"set", "replace"} {
-		require.NoError(t, tbl.Apply(ctx, row, set("f", "c", "old", ttl.For(72*time.Hour))))
+		require.NoError(t, tbl.Apply(ctx, row, testkit.Set("f", "c", "old", ttl.For(72*time.Hour))))
 	}
 	clock.Advance(time.Minute)
-	require.NoError(t, tbl.Apply(ctx, "set", set("f", "c", "new", ttl.For(time.Hour))))
+	require.NoError(t, tbl.Apply(ctx, "set", testkit.Set("f", "c", "new", ttl.For(time.Hour))))
 	m := ttl.NewMutation()
 	m.Replace("f", "c", []byte("new"), ttl.For(time.Hour))
 	require.NoError(t, tbl.Apply(ctx, "replace", m))
 
 	assert.Equal(t, []string{"f:c=old"}, read("set"), "Set: the older value wins")
 	assert.Equal(t, []string{"f:c=new"}, read("replace"), "Replace: the newer value wins")
-	assert.Len(t, cells(rawRow(t, raw, "replace")), 1, "Replace deleted the old cell")
+	assert.Len(t, testkit.Cells(testkit.RawRow(t, raw, "replace")), 1, "Replace deleted the old cell")
 	clock.Advance(time.Hour)
 	assert.Equal(t, []string{"f:c=old"}, read("set"), "Set: the older value resurfaces")
 	assert.Empty(t, read("replace"), "Replace: nothing resurfaces")
@@ -136,8 +137,8 @@ func TestReplaceLastWriteWins(t *testing.T) {
 // TestDeletes checks the delete recipes on managed and unmanaged families.
 func TestDeletes(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
-	tbl, _ := newTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond(), "g": ttl.SequenceNumbers(2)}, []string{"u"})
+	clock := testkit.NewClock(testkit.Base)
+	tbl, _ := testkit.NewTable(t, clock, map[string]ttl.Strategy{"f": ttl.OneSecond(), "g": ttl.SequenceNumbers(2)}, []string{"u"})
 	fill := ttl.NewMutation()
 	for _, c := range []string{"a", "b"} {
 		fill.Set("f", c, []byte(c), ttl.For(time.Hour))
@@ -147,7 +148,7 @@ func TestDeletes(t *testing.T) {
 	read := func() []string {
 		r, err := tbl.ReadRow(ctx, "r")
 		require.NoError(t, err)
-		return values(r)
+		return testkit.Values(r)
 	}
 	require.NoError(t, tbl.Apply(ctx, "r", fill))
 	del := ttl.NewMutation()
@@ -172,12 +173,12 @@ func TestDeletes(t *testing.T) {
 // strategy is still told apart.
 func TestWritesInManyFamilies(t *testing.T) {
 	ctx := context.Background()
-	clock := newClock(base)
+	clock := testkit.NewClock(testkit.Base)
 	families := map[string]ttl.Strategy{
 		"a": ttl.OneSecond(), "b": ttl.DefaultExpiration(time.Hour), "c": ttl.SequenceNumbers(2),
 		"d": ttl.OneSecond(), "e": ttl.DefaultExpiration(2 * time.Hour),
 	}
-	tbl, raw := newTable(t, clock, families, []string{"u"})
+	tbl, raw := testkit.NewTable(t, clock, families, []string{"u"})
 	require.NoError(t, tbl.ApplyRow(ctx, "r", func(r ttl.RowWriter) {
 		r.Set("a", "x", nil, ttl.For(time.Minute))
 		r.Set("b", "x", nil, ttl.Default)
@@ -186,14 +187,14 @@ func TestWritesInManyFamilies(t *testing.T) {
 		r.Set("e", "x", nil, ttl.For(time.Hour))
 		r.Set("u", "x", nil, ttl.Default)
 	}))
-	assert.Equal(t, []cell{
-		{"a:x", "", ms(base.Add(time.Minute))},
-		{"b:x", "", ms(base)},
-		{"c:x", "", bigtable.Timestamp(9000)},
-		{"d:x", "", ms(base.Add(time.Hour))},
-		{"e:x", "", ms(base.Add(-time.Hour))},
-		{"u:x", "", ms(base)},
-	}, cells(rawRow(t, raw, "r")))
-	err := tbl.Apply(ctx, "r", set("u", "x", "v", ttl.For(time.Hour)))
+	assert.Equal(t, []testkit.Cell{
+		{Column: "a:x", Value: "", TS: testkit.MS(testkit.Base.Add(time.Minute))},
+		{Column: "b:x", Value: "", TS: testkit.MS(testkit.Base)},
+		{Column: "c:x", Value: "", TS: bigtable.Timestamp(9000)},
+		{Column: "d:x", Value: "", TS: testkit.MS(testkit.Base.Add(time.Hour))},
+		{Column: "e:x", Value: "", TS: testkit.MS(testkit.Base.Add(-time.Hour))},
+		{Column: "u:x", Value: "", TS: testkit.MS(testkit.Base)},
+	}, testkit.Cells(testkit.RawRow(t, raw, "r")))
+	err := tbl.Apply(ctx, "r", testkit.Set("u", "x", "v", ttl.For(time.Hour)))
 	assert.ErrorIs(t, err, ttl.ErrLifetime, "u has no strategy")
 }

@@ -103,16 +103,21 @@ func compare(path, got, want string) []string {
 	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
 		have[l] = true
 	}
+	// A line may stand twice (a declaration in two build-tagged files):
+	// each is compared as a set, so that the second is not "gained".
 	var diffs []string
+	wanted := map[string]bool{}
 	for _, l := range strings.Split(strings.TrimSpace(want), "\n") {
-		if !have[l] {
+		if !have[l] && !wanted[l] {
 			diffs = append(diffs, fmt.Sprintf("%s: + %s", path, l))
 		}
-		delete(have, l)
+		wanted[l] = true
 	}
 	var lost []string
 	for l := range have {
-		lost = append(lost, fmt.Sprintf("%s: - %s", path, l))
+		if !wanted[l] {
+			lost = append(lost, fmt.Sprintf("%s: - %s", path, l))
+		}
 	}
 	sort.Strings(lost)
 	return append(diffs, lost...)

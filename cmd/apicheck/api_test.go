@@ -198,3 +198,18 @@ func TestCommand(t *testing.T) {
 		t.Errorf("a bad flag: status %d", code)
 	}
 }
+
+// TestCompare checks that compare reports the lines gained and lost, and
+// that a line the listing holds twice (a declaration in two build-tagged
+// files) is neither gained nor lost.
+func TestCompare(t *testing.T) {
+	got := "func A()\nfunc B()\nfunc B()\nfunc C()"
+	want := "func A()\nfunc B()\nfunc B()\nfunc D()"
+	diffs := compare("api/x.txt", got, want)
+	if strings.Join(diffs, "\n") != "api/x.txt: + func D()\napi/x.txt: - func C()" {
+		t.Errorf("compare = %q, want D gained and C lost, nothing of B", diffs)
+	}
+	if diffs := compare("api/x.txt", "func B()", "func B()\nfunc B()"); len(diffs) != 0 {
+		t.Errorf("a line listed twice against once: %q, want no difference", diffs)
+	}
+}

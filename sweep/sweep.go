@@ -120,10 +120,14 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 	}
 	s := &Sweeper{data: data, table: table, o: opts, now: time.Now, sleep: sleep}
 	if admin != nil {
-		// policy.New refuses nothing else: no families, no options.
-		s.policies, _ = policy.New(admin, nil, table, nil, policy.Options{})
+		var err error
+		if s.policies, err = policy.New(admin, nil, table, nil, policy.Options{}); err != nil {
+			return nil, fmt.Errorf("sweep.New: %w", err)
+		}
 		if opts.Schedule != nil {
-			s.schedulePolicies, _ = policy.New(admin, nil, opts.ScheduleTable, nil, policy.Options{})
+			if s.schedulePolicies, err = policy.New(admin, nil, opts.ScheduleTable, nil, policy.Options{}); err != nil {
+				return nil, fmt.Errorf("sweep.New: %w", err)
+			}
 		}
 	}
 	if opts.Scan.Now != nil {

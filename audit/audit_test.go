@@ -13,7 +13,7 @@ import (
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 var base = testkit.Base

@@ -17,7 +17,7 @@ import (
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // This file checks an audit when things go wrong: a shard's stream that

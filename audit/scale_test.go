@@ -15,7 +15,7 @@ import (
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestScaleTableWide measures the client's peak heap over table-wide work

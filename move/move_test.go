@@ -16,7 +16,7 @@ import (
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // start is the moves' start in these tests: a day after testkit.Base.

@@ -15,7 +15,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/move"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestRewriteNotAllowedByTheAppProfile: a rewrite through an app profile

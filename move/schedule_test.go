@@ -16,7 +16,7 @@ import (
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // scheduleTable creates the schedule table "s" beside x's table.

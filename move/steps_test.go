@@ -23,7 +23,7 @@ import (
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The steps' arguments, refusals and failures, and what each says it did

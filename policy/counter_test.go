@@ -14,7 +14,7 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // sum is the value type of a counter family.

@@ -24,7 +24,7 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // fixedNow is a clock that always reads testkit.Base.

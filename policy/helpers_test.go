@@ -10,7 +10,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/policy"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The emulator ignores intersection GC rules (it keeps the cells and logs

@@ -15,7 +15,7 @@ import (
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestScheduleStrategy checks that a schedule's family is OneSecond with

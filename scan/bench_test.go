@@ -14,7 +14,7 @@ import (
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // Table-wide work scales with its workers: BenchmarkShardedScan audits a

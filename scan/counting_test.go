@@ -10,7 +10,7 @@ import (
 
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // This file checks the counting rules (see scan.Stats), each reproducing

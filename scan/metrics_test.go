@@ -17,7 +17,7 @@ import (
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/internal/meters"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // sums collects reader's counters of the scan's meter: each counter's

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestProgressText checks the rate, the time left and the line a

@@ -22,7 +22,7 @@ import (
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // What a sweep costs (docs/benchmarks.md, "Sweeps"). BenchmarkSweepTransfer

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // Regression tests of bugs the model test (model_test.go) found.

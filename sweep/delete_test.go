@@ -9,7 +9,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestSweepDelete: after delivering, a sweep that deletes removes every

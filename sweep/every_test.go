@@ -12,7 +12,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestEvery runs a sweep every 10 seconds on a fake clock, with writes

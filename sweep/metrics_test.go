@@ -15,7 +15,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // sweepMetrics collects the sweep meter's measurements from r: the

@@ -16,7 +16,7 @@ import (
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // Running a model: one table on its own emulator, written through a

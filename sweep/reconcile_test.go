@@ -14,7 +14,7 @@ import (
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestReconcile writes some cells with their entries and some without (as

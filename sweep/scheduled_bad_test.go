@@ -16,7 +16,7 @@ import (
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestScheduleBadInputs: a schedule a sweep cannot work with is refused

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestSweepCells sweeps families of every time strategy, a counter among

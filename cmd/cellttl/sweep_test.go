@@ -17,7 +17,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The sweep tests run on a fake clock at testkit.Base plus a minute: with

@@ -10,7 +10,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/schedule"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The cost of a schedule (issue 26): BenchmarkApply's and

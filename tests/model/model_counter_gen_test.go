@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The operations of the counter model (TestModelCounters) as recipes that

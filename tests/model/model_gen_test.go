@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The generator of model runs: seeded, it keeps its own model so that

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The generator of move runs: the framework's operations (model_gen_test.go)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestModelMoves checks Move, DESIGN.md's "Changing the strategy of a

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The reference model: the cells a table stores, expired ones included,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // Running a model: each operation applied to a Table on the emulator and

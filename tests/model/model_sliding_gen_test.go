@@ -3,7 +3,7 @@ package model_test
 import (
 	"time"
 
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // The generator's Touch and KeepAlive operations (model_sliding_*): aimed

@@ -3,7 +3,7 @@ package moves_test
 import (
 	"time"
 
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // start is the instant the tests' moves start at: a day after the fake

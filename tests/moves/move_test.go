@@ -13,7 +13,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // moveFixture is a table of one family "f" that holds cells written the old

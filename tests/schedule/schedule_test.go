@@ -15,7 +15,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/schedule"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // WithSchedule: the entries every write path writes, before its data, and

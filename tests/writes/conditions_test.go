@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // Conditional mutations: the predicate sees only live cells.

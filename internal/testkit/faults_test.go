@@ -11,7 +11,7 @@ import (
 
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestStreamFaults reads the eight shards one stream each: the second

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 func TestRefusingMeters(t *testing.T) {

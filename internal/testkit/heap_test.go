@@ -7,7 +7,7 @@ import (
 
 	"cloud.google.com/go/bigtable"
 
-	"github.com/cellttl/ttl/testkit"
+	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestMeasure: a job that holds a large allocation live is measured with

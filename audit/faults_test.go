@@ -16,8 +16,8 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/scan"
 )
 
 // This file checks an audit when things go wrong: a shard's stream that

@@ -13,9 +13,9 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestScaleTableWide measures the client's peak heap over table-wide work

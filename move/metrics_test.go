@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // moveSums collects the move meter's counters from r as

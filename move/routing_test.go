@@ -14,8 +14,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/move"
 )
 
 // TestRewriteNotAllowedByTheAppProfile: a rewrite through an app profile

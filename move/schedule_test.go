@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
-	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // scheduleTable creates the schedule table "s" beside x's table.

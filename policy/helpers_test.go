@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/policy"
 )
 
 // The emulator ignores intersection GC rules (it keeps the cells and logs

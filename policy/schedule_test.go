@@ -12,10 +12,10 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
-	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestScheduleStrategy checks that a schedule's family is OneSecond with

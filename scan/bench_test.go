@@ -13,8 +13,8 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/scan"
 )
 
 // Table-wide work scales with its workers: BenchmarkShardedScan audits a

@@ -16,8 +16,8 @@ import (
 
 	"github.com/cellttl/ttl/internal/emulator"
 	"github.com/cellttl/ttl/internal/meters"
-	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/scan"
 )
 
 // sums collects reader's counters of the scan's meter: each counter's

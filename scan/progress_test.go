@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/scan"
 )
 
 // TestProgressText checks the rate, the time left and the line a

@@ -15,8 +15,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/scan"
 )
 
 // loaded returns a table on a new emulator holding rows "r00".."r(n-1)",

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/sweep"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/sweep"
 )
 
 // TestSweepCells sweeps families of every time strategy, a counter among

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/sweep"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/sweep"
 )
 
 // The sweep tests run on a fake clock at testkit.Base plus a minute: with

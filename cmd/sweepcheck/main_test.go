@@ -14,8 +14,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/sweep"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/sweep"
 )
 
 // sessionsTable starts an emulator, points BIGTABLE_EMULATOR_HOST at it

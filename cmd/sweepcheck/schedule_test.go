@@ -13,8 +13,8 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/schedule"
 )
 
 // scheduleTable creates the schedule table "sched" on the emulator of

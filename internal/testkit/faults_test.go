@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/scan"
 )
 
 // TestStreamFaults reads the eight shards one stream each: the second

@@ -9,8 +9,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/schedule"
 )
 
 // The cost of a schedule (issue 26): BenchmarkApply's and

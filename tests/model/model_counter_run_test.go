@@ -14,8 +14,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/policy"
 )
 
 // Running the counter model (TestModelCounters): each operation applied

@@ -12,8 +12,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/move"
 )
 
 // Running a move run: the framework's operations through either of two

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
-	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // moveFixture is a table of one family "f" that holds cells written the old

@@ -14,8 +14,8 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/internal/testkit"
+	"github.com/cellttl/ttl/schedule"
 )
 
 // WithSchedule: the entries every write path writes, before its data, and

@@ -17,7 +17,7 @@ command -v cbt >/dev/null || { echo "no cbt on the PATH" >&2; exit 1; }
 
 bin=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$bin"' EXIT
-go build -o "$bin/cellttl" ./cmd/cellttl
+go -C cmd/cellttl build -o "$bin/cellttl" .  # a module of its own
 "$emulator" -host 127.0.0.1 -port "$1" >/dev/null 2>&1 &
 pid=$!
 export BIGTABLE_EMULATOR_HOST=127.0.0.1:$1

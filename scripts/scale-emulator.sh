@@ -25,7 +25,7 @@ command -v cbt >/dev/null || { echo "no cbt on the PATH" >&2; exit 1; }
 bin=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$bin"' EXIT
-go build -o "$bin/cellttl" ./cmd/cellttl
+go -C cmd/cellttl build -o "$bin/cellttl" .  # a module of its own
 go build -o "$bin/loadtable" ./cmd/loadtable
 export BIGTABLE_EMULATOR_HOST=127.0.0.1:8087
 cbt=(cbt -project p -instance i -creds /dev/null)

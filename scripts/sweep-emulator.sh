@@ -73,7 +73,7 @@ cleanup() {
 	[ "${KEEP:-0}" = 1 ] && echo "kept: $dir" || rm -rf "$dir"
 }
 trap cleanup EXIT
-go build -o "$dir/cellttl" ./cmd/cellttl
+go -C cmd/cellttl build -o "$dir/cellttl" .  # a module of its own
 go build -o "$dir/sweepcheck" ./cmd/sweepcheck
 cbt=(cbt -project p -instance i -creds /dev/null)
 fam=sess=grace:1h:onesecond

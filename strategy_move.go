@@ -262,13 +262,10 @@ func (m Move) GCPolicy() bigtable.GCPolicy {
 	if m.valid() != nil {
 		return bigtable.NoGcPolicy()
 	}
-	old, new, _ := m.sides()
-	if old.Kind != rules.ByTime || new.Kind != rules.ByTime || !old.Until.IsZero() {
-		return bigtable.NoGcPolicy()
+	if age, ok := m.rule().GCAge(); ok {
+		return bigtable.MaxAgePolicy(age)
 	}
-	r := m.rules()
-	age := max(old.Time.Offset, new.Time.Offset) + max(r.From.GraceAge, r.To.GraceAge)
-	return bigtable.MaxAgePolicy((age + time.Second - 1).Truncate(time.Second))
+	return bigtable.NoGcPolicy()
 }
 
 // ExpiresAt returns the expiry of a cell stamped ts by the rule of its side

@@ -89,7 +89,7 @@ func (t *Table) setSchedule(data bigtable.TableAPI, c scheduleConfig) error {
 	names := c.families
 	if len(names) == 0 {
 		for name, s := range t.managed {
-			if expiresByTime(s) {
+			if s.rule().ExpiresAtInstant() {
 				names = append(names, name)
 			}
 		}
@@ -109,7 +109,7 @@ func (t *Table) setSchedule(data bigtable.TableAPI, c scheduleConfig) error {
 		case !managed:
 			return fmt.Errorf("%w: WithSchedule: %w: %q is not a managed family, and only a managed family's cells expire",
 				ErrInvalidOption, ErrUnknownFamily, name)
-		case !expiresByTime(s):
+		case !s.rule().ExpiresAtInstant():
 			return fmt.Errorf("%w: WithSchedule: family %q (%v): its cells do not expire at an instant, so nothing of it could be scheduled",
 				ErrInvalidOption, name, s)
 		}
@@ -122,23 +122,6 @@ func (t *Table) setSchedule(data bigtable.TableAPI, c scheduleConfig) error {
 	}
 	t.schedule = c.tbl
 	return nil
-}
-
-// expiresByTime reports whether cells of s can expire at an instant: a
-// time rule, or a move one of whose sides is one or has an end.
-func expiresByTime(s Strategy) bool {
-	switch r := s.rule(); r.Kind {
-	case rules.ByTime:
-		return true
-	case rules.Moving:
-		old, new, _ := r.Move.Sides()
-		for _, side := range [2]rules.Side{old, new} {
-			if side.Kind == rules.ByTime || !side.Until.IsZero() {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // sameTable reports whether a and b are the same TableAPI value, without

@@ -46,38 +46,18 @@ func ScheduleStrategy(table, schedule string, families map[string]ttl.Strategy) 
 	}
 	var grace time.Duration
 	for _, name := range names {
-		g, ok := expiryGrace(ruleOf(managed[name]))
-		if !ok {
+		r := ruleOf(managed[name])
+		if !r.ExpiresAtInstant() {
 			return nil, fmt.Errorf("%w: table %q: family %q (%v) has no cell that expires at an instant, so it writes no entry to a schedule: name a schedule for families of OneSecond, DefaultExpiration, their counters and graces, or a move with such a side",
 				ttl.ErrInvalidOption, table, name, managed[name])
 		}
-		grace = max(grace, g)
+		grace = max(grace, r.Grace())
 	}
 	return ttl.Grace(ttl.OneSecond(), grace), nil
 }
 
 // schedulePkgFamily is the schedule's family, named in messages.
 const schedulePkgFamily = schedule.Family
-
-// expiryGrace returns the grace of a family whose cells expire at an
-// instant (a time rule, or a move with one side that has one), and false
-// for a family none of whose cells does.
-func expiryGrace(r rules.Strategy) (time.Duration, bool) {
-	switch r.Kind {
-	case rules.ByTime:
-		return r.GraceAge, true
-	case rules.Moving:
-		// The sides a sweep reports (sweep.New): a time rule, or cells
-		// that stop living at an instant (a move's Old: Until).
-		old, new, _ := r.Move.Sides()
-		for _, side := range []rules.Side{old, new} {
-			if side.Kind == rules.ByTime || !side.Until.IsZero() {
-				return max(r.Move.From.GraceAge, r.Move.To.GraceAge), true
-			}
-		}
-	}
-	return 0, false
-}
 
 // CheckSchedule reads the families of schedule, the schedule table of the
 // tool's families, and reports whether its family (schedule.Family)

@@ -16,7 +16,8 @@ import (
 type family struct {
 	name  string
 	s     ttl.Strategy
-	sides []rules.Side
+	rule  rules.Strategy
+	sides []rules.Side // rule.Expiring()
 }
 
 // newFamily checks that the family can be swept: a valid name and a
@@ -29,24 +30,14 @@ func newFamily(name string, s ttl.Strategy) (family, error) {
 	if err != nil {
 		return family{}, fmt.Errorf("%w (family %q)", err, name)
 	}
-	f := family{name: name, s: s}
-	switch r.Kind {
-	case rules.ByTime:
-		f.sides = []rules.Side{{Kind: rules.ByTime, Time: r.Time, Span: rules.Range{Open: true}}}
-	case rules.Moving:
-		old, new, _ := r.Move.Sides()
-		for _, side := range []rules.Side{old, new} {
-			if side.Kind == rules.ByTime || !side.Until.IsZero() {
-				f.sides = append(f.sides, side)
-			}
-		}
-	case rules.ByVersions:
+	f := family{name: name, s: s, rule: r, sides: r.Expiring()}
+	switch {
+	case r.Kind == rules.ByVersions:
 		return family{}, fmt.Errorf("%w: family %q (%v): a sweep reports cells that expire at an instant, and under SequenceNumbers none does: a version is superseded by newer ones, at no time Bigtable records; read the versions with ttl.Table instead",
 			ttl.ErrInvalidStrategy, name, s)
-	default:
+	case r.Kind == rules.None:
 		return family{}, fmt.Errorf("%w: family %q has no strategy: its cells do not expire at an instant, and a sweep has nothing to report", ttl.ErrInvalidStrategy, name)
-	}
-	if len(f.sides) == 0 {
+	case len(f.sides) == 0:
 		return family{}, fmt.Errorf("%w: family %q (%v): no cell of the move expires at an instant (its old cells live for ever, its new ones are versions), and a sweep has nothing to report",
 			ttl.ErrInvalidStrategy, name, s)
 	}
@@ -87,22 +78,6 @@ func (f family) expiry(ts bigtable.Timestamp) (time.Time, bool) {
 }
 
 // keep returns how long after its expiry GC may delete a cell of the
-// family under policy p, at the shortest over its sides, and false when
-// GC never deletes one by age. A side whose cells all expire at one
-// instant (an Until) keeps real write times, which GC may reach before
-// then: 0.
-func (f family) keep(p bigtable.GCPolicy) (time.Duration, bool) {
-	age, ok := rules.GCAge(p)
-	if !ok {
-		return 0, false
-	}
-	shortest := age
-	for _, side := range f.sides {
-		k := time.Duration(0)
-		if side.Kind == rules.ByTime && side.Until.IsZero() {
-			k = max(age-side.Time.Offset, 0)
-		}
-		shortest = min(shortest, k)
-	}
-	return shortest, true
-}
+// family under policy p, and false when GC never deletes one by age: the
+// age its schedule must keep (rules.Strategy.ScheduleAge).
+func (f family) keep(p bigtable.GCPolicy) (time.Duration, bool) { return f.rule.ScheduleAge(p) }

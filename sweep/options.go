@@ -86,7 +86,8 @@ type Options struct {
 	// those rows, and a stale entry nothing. A cell written without an
 	// entry (by cbt, another language, an import) is not reported: run a
 	// Reconcile sweep beside it. With Delete and an admin client, a round
-	// of a sweep given every family of the table that GC collects by age
+	// of a sweep given every family of the table that may hold cells with
+	// entries (GC collects it by age, or not at all, as in a ttl.Move)
 	// also deletes the entries it served whose second lies within its
 	// window (an entry names a row, not a family, and a sweep further
 	// behind may need an entry of a second begun before the window);

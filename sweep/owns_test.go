@@ -11,7 +11,8 @@ import (
 
 // TestOwnsEntries checks the rule a sweep run elsewhere (the Beam job)
 // shares with a Sweeper: it may delete the schedule entries it serves only
-// when it sweeps every family GC collects by age, alone or in a union.
+// when it sweeps every family that may hold entries: one GC collects by
+// age, alone or in a union, or one with no GC (a family in a move).
 func TestOwnsEntries(t *testing.T) {
 	policies := map[string]bigtable.GCPolicy{
 		"sess":  bigtable.MaxAgePolicy(time.Hour),
@@ -34,9 +35,10 @@ func TestOwnsEntries(t *testing.T) {
 		swept []string
 		want  bool
 	}{
-		{[]string{"sess", "hits"}, true},
-		{[]string{"sess", "hits", "rev"}, true},
-		{[]string{"sess"}, false}, // hits is collected by age in its union
+		{[]string{"sess", "hits", "plain"}, true},
+		{[]string{"sess", "hits", "plain", "rev"}, true},
+		{[]string{"sess", "plain"}, false}, // hits is collected by age in its union
+		{[]string{"sess", "hits"}, false},  // plain may be a family in a move
 		{[]string{"hits", "rev", "plain", "both"}, false},
 		{nil, false},
 	} {
@@ -45,6 +47,6 @@ func TestOwnsEntries(t *testing.T) {
 		}
 	}
 	if !sweep.OwnsEntries(map[string]bigtable.GCPolicy{"rev": bigtable.MaxVersionsPolicy(1)}, in()) {
-		t.Error("OwnsEntries of a table no family of which GC collects by age = false, want true")
+		t.Error("OwnsEntries of a table no family of which may hold entries = false, want true")
 	}
 }

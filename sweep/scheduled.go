@@ -76,19 +76,15 @@ func (s *Sweeper) ownsEntries(found map[string]bigtable.GCPolicy) bool {
 
 // OwnsEntries reports whether a sweep of the families swept reports true
 // for may delete the schedule entries it serves, in a table whose
-// families have the GC policies given: when it sweeps every family GC
-// collects by age, the only ones whose cells have entries. An entry names
-// a row and a second, not a family: a sweep of some families that deleted
-// it would hide the cells of the others from a scheduled sweep of those.
-// A Sweeper applies it itself; a sweep run elsewhere (the Beam job) asks
-// it too.
+// families have the GC policies given: when it sweeps every family that
+// may hold cells with entries (rules.MayHoldEntries): those GC collects by
+// age, and those with no GC, as a family in a ttl.Move has while its old
+// cells wait. An entry names a row and a second, not a family: a sweep of
+// some families that deleted it would hide the cells of the others from a
+// scheduled sweep of those. A Sweeper applies it itself; a sweep run
+// elsewhere (the Beam job) asks it too.
 func OwnsEntries(policies map[string]bigtable.GCPolicy, swept func(family string) bool) bool {
-	for name, p := range policies {
-		if _, aged := rules.GCAge(p); aged && !swept(name) {
-			return false
-		}
-	}
-	return true
+	return rules.OwnsEntries(policies, swept)
 }
 
 // split returns the shards of a new round: the table's own, or the

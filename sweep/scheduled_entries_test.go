@@ -4,10 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/bigtable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
 )
@@ -105,4 +107,38 @@ func TestScheduledDeleteWithoutAdmin(t *testing.T) {
 	assert.Len(t, c.take(), 1)
 	assert.Equal(t, int64(1), r.Deleted)
 	assert.Equal(t, []string{schedule.Key("r", base.Add(10*time.Second))}, f.entries(t))
+}
+
+// TestScheduledDeleteKeepsMovingFamily (issue 33.1): a family in a move
+// whose GC collects nothing by age during the move (here from no
+// strategy) still has entries, so a scheduled sweep of another family that
+// deletes keeps them: the scheduled sweep of the moving family then
+// reports what its scanning sweep reports.
+func TestScheduledDeleteKeepsMovingFamily(t *testing.T) {
+	f := newSchedFixture(t, map[string]ttl.Strategy{
+		"sess": ttl.Grace(ttl.OneSecond(), hour),
+		"mv":   ttl.Move{To: ttl.OneSecond(), Start: base.Add(-hour)},
+	})
+	// mv keeps cells until deleted during the move: so must the schedule.
+	require.NoError(t, f.e.Admin.SetGCPolicy(ctx, "s", schedule.Family, bigtable.NoGcPolicy()))
+	f.sset(t, "r", "sess", "c", "v", 10*time.Second)
+	f.sset(t, "r", "mv", "m", "v", 10*time.Second)
+	f.clock.Set(base.Add(15 * time.Second))
+
+	var c collector
+	_, err := f.schedSweep(t, []string{"sess"}, false, sweep.Options{Margin: time.Second, Since: base, Delete: true}).Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Equal(t, []string{`cell expired ` + at(10*time.Second) + `: table "t" row "r" sess:"c"`}, c.take())
+	assert.Equal(t, []string{schedule.Key("r", base.Add(10*time.Second))}, f.entries(t), "the entry of mv's cell kept")
+
+	want := []string{`cell expired ` + at(10*time.Second) + `: table "t" row "r" mv:"m"`}
+	_, err = f.schedSweep(t, []string{"mv"}, false, sweep.Options{Margin: time.Second, Since: base}).Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Equal(t, want, c.take(), "the scheduled sweep of mv")
+	scanning, err := sweep.New(f.e.Admin, f.raw, "t", map[string]ttl.Strategy{"mv": f.fams["mv"]},
+		sweep.Options{Margin: time.Second, Since: base, Scan: scan.Options{Now: f.clock.Now}})
+	require.NoError(t, err)
+	_, err = scanning.Once(ctx, c.deliver)
+	require.NoError(t, err)
+	assert.Equal(t, want, c.take(), "the scanning sweep of mv")
 }

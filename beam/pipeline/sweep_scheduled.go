@@ -21,8 +21,8 @@ import (
 // schedule's salts. A worker reads a salt's entries of the round's window,
 // then the rows they name, in key order, a few hundred a request, through
 // the round's filter, and judges each row as a shard's worker does. With
-// Delete, when the round sweeps every family of the table that GC
-// collects by age, it sends on the keys of the entries it served whose
+// Delete, when the round sweeps every family of the table that may hold
+// cells with entries (sweep.OwnsEntries), it sends on the keys of the entries it served whose
 // second lies within its window (as sweep's rounds do); they are deleted
 // once the events are written and the rows' expired cells deleted, so
 // that a failure before then leaves every entry a run again of the same
@@ -48,7 +48,9 @@ var entryFilter = bigtable.ChainFilters(bigtable.CellsPerRowLimitFilter(1), bigt
 // the pipeline is built) and returns the schedule's salts, reshuffled as
 // ReadShards' shards are, how many there are, and whether the round may
 // delete the entries it serves: as sweep's rounds, only when it sweeps
-// every family of the table that GC collects by age. An entry names a
+// every family of the table that may hold cells with entries
+// (sweep.OwnsEntries: GC collects it by age, or not at all, as in a
+// ttl.Move). An entry names a
 // row and a second, not a family: a sweep of some families that deleted
 // it would hide the others' cells from their scheduled sweeps.
 func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection, int, bool, error) {

@@ -45,13 +45,16 @@ const terraformCheckHelp = `
 (what the apply would do) or of a state (what every apply keeps setting),
 instead of the table: it contacts no server. It prints, for each family,
 each google_bigtable_gc_policy of the table and the policy it sets, and
-what the table's google_bigtable_table does to the family; it exits 3 when
-Terraform would destroy data (a shorter age, fewer versions, an age on a
-seqnum family, a version limit on a family that lives by time, a grace cut
-short, a family or the table deleted) or leave a family otherwise than its
-strategy needs (another policy or kind of cell, a family the table does not
-list, what the plan knows only after apply), and 2 when FILE is not such
-JSON.`
+what the table's google_bigtable_table does to the family. A resource is
+the table's when it names the table, and -project and -instance if it
+names a project or instance. A family no resource sets is "unmanaged":
+Terraform leaves it as it is. It exits 3 when Terraform would destroy data
+(a shorter age, fewer versions, an age on a seqnum family, a version limit
+on a family that lives by time, a grace cut short, a family or the table
+deleted, a family the table's column_family blocks do not list) or leave a
+family otherwise than its strategy needs (another policy or kind of cell,
+what the plan knows only after apply); 3 when no resource manages the
+table, listing the tables the file has; and 2 when FILE is not such JSON.`
 
 // terraformEnsureFlags defines ensure's Terraform flags: -format terraform,
 // and -terraform-table.
@@ -124,7 +127,7 @@ func checkTerraform(c *config, strategies map[string]ttl.Strategy, stdout, stder
 		return exitUsage
 	}
 	defer f.Close()
-	report, err := terraform.Check(f, c.instance, c.table, strategies)
+	report, err := terraform.Check(f, terraform.Where{Project: c.project, Instance: c.instance, Table: c.table}, strategies)
 	if report == nil {
 		fmt.Fprintf(stderr, "cellttl check: -terraform %s: %v\n", c.terraformFile, err)
 		if errors.Is(err, terraform.ErrNotTerraform) {
@@ -136,16 +139,21 @@ func checkTerraform(c *config, strategies map[string]ttl.Strategy, stdout, stder
 		if err := printJSON(stdout, struct {
 			File string `json:"file"`
 			*terraform.Report
-		}{c.terraformFile, report}); err != nil {
+			Error string `json:"error,omitempty"`
+		}{c.terraformFile, report, errText(err)}); err != nil {
 			return fail(stderr, "check", err)
 		}
-	} else {
+	} else if !errors.Is(err, terraform.ErrNoResource) {
 		renderTerraform(stdout, c.terraformFile, report)
 	}
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "cellttl check: %v\n", err)
+	if errors.Is(err, terraform.ErrNoResource) {
+		fmt.Fprintln(stderr, "cellttl check: check -table, -project and -instance, and that the file is the plan or state of the configuration that manages the table")
+		return exitMismatch
+	}
 	if lost := report.Losses(); len(lost) > 0 {
 		fmt.Fprintf(stderr, "cellttl check: Terraform would destroy data (%s); \"cellttl ensure -format terraform\" prints the resources as they must be\n",
 			text.Plural(len(lost), "finding", "findings"))
@@ -178,4 +186,12 @@ func renderTerraform(w io.Writer, file string, r *terraform.Report) {
 			fmt.Fprintf(w, "  %s: %s\n", cmp.Or(f.Family, f.Address), f.Reason)
 		}
 	}
+}
+
+// errText is the error's message, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

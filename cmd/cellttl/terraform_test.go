@@ -142,7 +142,7 @@ func TestCheckTerraform(t *testing.T) {
 	ok := filepath.Join(t.TempDir(), "ok.json")
 	require.NoError(t, os.WriteFile(ok, []byte(`{"format_version": "1.0", "values": {"root_module": {"resources": [
 	  {"address": "google_bigtable_gc_policy.events_clicks", "mode": "managed", "type": "google_bigtable_gc_policy",
-	   "values": {"instance_name": "my-instance", "table": "events", "column_family": "clicks", "deletion_policy": "ABANDON", "max_age": [{"duration": "168h"}]}}]}}}`), 0o644))
+	   "values": {"project": "p", "instance_name": "my-instance", "table": "events", "column_family": "clicks", "deletion_policy": "ABANDON", "max_age": [{"duration": "168h"}]}}]}}}`), 0o644))
 	stdout, stderr, code = cellttl("check", "-project", "p", "-instance", "my-instance", "-table", "events", "-family", "clicks=default:7d", "-terraform", ok)
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `clicks +DefaultExpiration\(168h0m0s\) +google_bigtable_gc_policy.events_clicks +maxage=7d +maxage=7d +matches`, stdout)
@@ -152,6 +152,24 @@ func TestCheckTerraform(t *testing.T) {
 	_, stderr, code = cellttl("check", "-project", "p", "-instance", "my-instance", "-table", "events", "-family", "clicks=default:1d", "-terraform", ok)
 	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stderr, "Terraform would set policies that differ from the strategies'")
+
+	// A mistyped table, or another project: no resource manages it, said
+	// with the tables the file has, exit 3.
+	for _, args := range [][]string{
+		{"-project", "p", "-instance", "my-instance", "-table", "eventz"},
+		{"-project", "other", "-instance", "my-instance", "-table", "events"},
+	} {
+		stdout, stderr, code = cellttl(append(append([]string{"check"}, args...), "-family", "clicks=default:7d", "-terraform", ok)...)
+		assert.Equal(t, exitMismatch, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, `terraform: no resource manages the table: no resource of the Terraform state manages table "`, args)
+		assert.Contains(t, stderr, `(the tables it has: "events")`, args)
+		assert.NotContains(t, stderr, "unmanaged", args)
+	}
+	stdout, _, code = cellttl("check", "-project", "p", "-instance", "my-instance", "-table", "eventz", "-family", "clicks=default:7d", "-terraform", ok, "-format", "json")
+	assert.Equal(t, exitMismatch, code)
+	assert.Contains(t, stdout, `"tables": [`)
+	assert.Contains(t, stdout, `"error": "terraform: no resource manages the table`)
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte("this is not JSON"), 0o644))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/policy/terraform"
+	"github.com/cellttl/ttl/schedule"
 )
 
 // Terraform: ensure -format terraform prints the google_bigtable_gc_policy
@@ -33,8 +35,11 @@ plan: a change that would lose data, or a family to create without -create,
 is refused (exit 3) and no resource is printed. Without -apply nothing is
 changed: the resources are for Terraform to apply; with -apply the changes
 are made and the resources printed, for the configuration to keep them.
--terraform-table NAME refers to google_bigtable_table.NAME for table,
-instance_name and project; -ignore-warnings writes ignore_warnings = true.
+With -schedule TABLE, the resource of the schedule table's family follows
+(the schedule is set up or refused as without -format terraform).
+-terraform-table NAME refers to google_bigtable_table.NAME for the table's
+table, instance_name and project; -ignore-warnings writes ignore_warnings
+= true.
 It cannot be used with -sample, which decides nothing. The guide:
 docs/families.md.`
 
@@ -101,13 +106,20 @@ func terraformOptions(c *config) terraform.Options {
 // ensureTerraform ends ensure -format terraform: a plan refused or failed
 // is reported as ensure reports it, with no resource printed; otherwise
 // the resources go to stdout, and what was done to stderr.
-func ensureTerraform(c *config, strategies map[string]ttl.Strategy, plan *policy.Plan, err error, stdout, stderr io.Writer) int {
+func ensureTerraform(ctx context.Context, c *config, k *clients, strategies map[string]ttl.Strategy, plan *policy.Plan, err error, stdout, stderr io.Writer) int {
 	if err != nil {
 		return ensureStatus(c, plan, err, io.Discard, stderr)
 	}
 	hcl, err := terraform.GCPolicies(strategies, terraformOptions(c))
 	if err != nil {
 		return fail(stderr, "ensure", err)
+	}
+	if c.schedule != "" {
+		more, code := scheduleTerraform(ctx, c, k, strategies, stderr)
+		if code != exitOK {
+			return code
+		}
+		hcl += "\n" + more
 	}
 	fmt.Fprint(stdout, hcl)
 	if plan.DryRun {
@@ -116,6 +128,26 @@ func ensureTerraform(c *config, strategies map[string]ttl.Strategy, plan *policy
 		fmt.Fprintln(stderr, "cellttl ensure: the policies are set: add these resources to the Terraform configuration, so that terraform apply keeps them")
 	}
 	return exitOK
+}
+
+// scheduleTerraform ensures the schedule table as ensure -schedule does
+// (a dry run without -apply), and returns the resource of its family, or
+// the exit status of a refusal or failure it printed.
+func scheduleTerraform(ctx context.Context, c *config, k *clients, strategies map[string]ttl.Strategy, stderr io.Writer) (string, int) {
+	sched, serr := ensureSchedulePlan(ctx, c, k.admin, k.data, strategies, stderr)
+	if code, done := scheduleStatus(sched, serr, stderr); done {
+		return "", code
+	}
+	s, err := policy.ScheduleStrategy(c.table, c.schedule, strategies)
+	if err != nil {
+		return "", fail(stderr, "ensure", err)
+	}
+	opts := terraform.Options{Instance: c.instance, Table: c.schedule, Project: c.project, IgnoreWarnings: c.ignoreWarnings}
+	hcl, err := terraform.GCPolicies(map[string]ttl.Strategy{schedule.Family: s}, opts)
+	if err != nil {
+		return "", fail(stderr, "ensure", err)
+	}
+	return hcl, exitOK
 }
 
 // checkTerraform is check -terraform FILE: it reads the file, not the

@@ -58,8 +58,9 @@ Output. Text: each event is a line on stdout, such as
 and each round's report goes to stderr. With -format json stdout is JSON
 lines: each event one object (kind, id, table, row or row_base64 when not
 UTF-8, family, column or column_base64, timestamp in microseconds,
-expired, value in base64 with -values), and after each round one line
-{"report": {...}} (with "error": "..." when the round failed): a line
+expired, value in base64 with -values), and after each round, failed or
+not, one line {"report": {...}} (with "error": "..." when the round
+failed; "report": null when it failed before it had a window): a line
 with a "report" key ends a round, any other is an event. An event is
 recorded as delivered once it is written to stdout.
 

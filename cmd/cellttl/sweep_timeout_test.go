@@ -161,3 +161,23 @@ func (p *freezingProxy) pipe(src, dst net.Conn, done chan struct{}) {
 		}
 	}
 }
+
+// TestSweepWarnsPolicy checks that sweep says, as check does, when a
+// family's GC policy is not the one its -family spec needs (here the
+// table keeps expired cells an hour, the spec says a day), and still
+// sweeps; a family that matches says nothing.
+func TestSweepWarnsPolicy(t *testing.T) {
+	startEmulator(t, map[string]bigtable.GCPolicy{"sess": bigtable.MaxAgePolicy(time.Hour)})
+	sweepClock(t, sweepBase.Add(time.Minute))
+	args := append(with("sweep", "-since", "2030-04-30T09:00:00Z", "-family"), "sess=grace:1d:onesecond")
+	_, stderr, code := cellttl(args...)
+	if code != exitOK ||
+		!strings.Contains(stderr, `cellttl sweep: warning: table "t": family "sess" (Grace(OneSecond(), 24h0m0s)): found maxage=1h, want maxage=1d`) ||
+		!strings.Contains(stderr, `"cellttl check" says the same, "cellttl ensure" shows what it would change`) {
+		t.Errorf("a policy other than the spec's: exit %d, stderr %q", code, stderr)
+	}
+	args = append(with("sweep", "-since", "2030-04-30T09:00:00Z", "-family"), "sess=grace:1h:onesecond")
+	if _, stderr, code = cellttl(args...); code != exitOK || strings.Contains(stderr, "warning") {
+		t.Errorf("the policy of the spec: exit %d, stderr %q", code, stderr)
+	}
+}

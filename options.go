@@ -3,6 +3,7 @@ package ttl
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -78,22 +79,24 @@ func WithClock(now func() time.Time) Option {
 // family: there the declaration is trusted, and an undeclared family's
 // cells are returned when they pass that strategy's filter.
 //
-// Given more than once, OtherFamilies declares the names of every call.
+// Given more than once, OtherFamilies declares the names of every call; a
+// name in one call twice is refused, in two calls declared once.
 func OtherFamilies(names ...string) Option {
 	return optionFunc(func(c *config) error {
 		if c.others == nil {
 			c.others = make([]string, 0, len(names))
 		}
+		earlier := len(c.others)
 		for _, n := range names {
 			if err := rules.CheckFamilyName(n); err != nil {
 				return fmt.Errorf("%w: OtherFamilies: %v", ErrInvalidOption, err)
 			}
-			for _, seen := range c.others {
-				if seen == n {
-					return fmt.Errorf("%w: OtherFamilies: family %q is named twice", ErrInvalidOption, n)
-				}
+			if slices.Contains(c.others[earlier:], n) {
+				return fmt.Errorf("%w: OtherFamilies: family %q is named twice", ErrInvalidOption, n)
 			}
-			c.others = append(c.others, n)
+			if !slices.Contains(c.others[:earlier], n) {
+				c.others = append(c.others, n)
+			}
 		}
 		return nil
 	})

@@ -2,11 +2,13 @@ package ttl
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl/internal/rules"
+	"github.com/cellttl/ttl/internal/text"
 )
 
 // addUnmanaged adds changes, all or part of run r, to a family without a
@@ -55,9 +57,26 @@ func (t *Table) checkUnmanaged(family, column string) error {
 		return fmt.Errorf("%w: %v (column %q)", ErrUnknownFamily, err, column)
 	}
 	if t.others != nil && !t.others[family] {
-		return fmt.Errorf("%w: %q is neither managed nor declared with OtherFamilies (column %q)", ErrUnknownFamily, family, column)
+		return fmt.Errorf("%w: %q is neither managed nor declared with OtherFamilies (column %q)%s", ErrUnknownFamily, family, column, t.nearestFamily(family))
 	}
 	return nil
+}
+
+// nearestFamily returns ` (did you mean "sess"?)` for a managed or
+// declared family within two edits of name, and "" otherwise.
+func (t *Table) nearestFamily(name string) string {
+	var names []string
+	for f := range t.managed {
+		names = append(names, f)
+	}
+	for f := range t.others {
+		names = append(names, f)
+	}
+	sort.Strings(names) // Nearest keeps the first of equally near names
+	if near := text.Nearest(name, names, 2); near != "" {
+		return fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return ""
 }
 
 // stamp returns the timestamp of a cell written in a managed family at now

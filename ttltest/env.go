@@ -38,7 +38,9 @@ const (
 // The fields are for the test to use; the Env keeps its own copies.
 type Env struct {
 	// Table is the table on the Env's clock, with the strategies given to
-	// New and the options of WithTableOptions.
+	// New and the options of WithTableOptions. The families of WithFamily
+	// are declared to it (ttl.OtherFamilies), so that a write to a family
+	// the Env did not create is ttl.ErrUnknownFamily, naming the nearest.
 	Table *ttl.Table
 	// Raw is the same table read and written raw: every stored cell,
 	// expired or not, as a reader that does not use package ttl sees it.
@@ -123,7 +125,9 @@ func Start(families map[string]ttl.Strategy, opts ...Option) (*Env, error) {
 	e.raw = emu.Client.Open(c.name)
 	e.Raw = e.raw
 	// The Env's clock goes last: it replaces any ttl.WithClock before it.
-	topts := append(append([]ttl.Option{}, c.tableOpts...), ttl.WithClock(e.Now))
+	// The Env's families are all the table has: declared, a misspelled
+	// one is an unknown family, with the nearest name.
+	topts := append(append([]ttl.Option{}, c.tableOpts...), ttl.OtherFamilies(c.order...), ttl.WithClock(e.Now))
 	if e.Table, err = ttl.NewTable(e.raw, families, topts...); err != nil {
 		emu.Close()
 		return nil, fmt.Errorf("ttltest: %w", err)

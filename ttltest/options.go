@@ -73,9 +73,9 @@ func WithTableOptions(opts ...ttl.Option) Option {
 
 // WithFamily adds a family without a strategy to the table, created with
 // GC policy p (nil for no GC), as a table's other families are: the
-// Env's garbage collection applies p to it like any other policy. Declare
-// it to the Table with WithTableOptions(ttl.OtherFamilies(name)) if the
-// code under test declares it. A name Bigtable would refuse, given twice,
+// Env's garbage collection applies p to it like any other policy. The
+// Env's Table has it declared with ttl.OtherFamilies (declaring it again
+// with WithTableOptions is harmless). A name Bigtable would refuse, given twice,
 // or that has a strategy is refused with ttl.ErrInvalidOption.
 func WithFamily(name string, p bigtable.GCPolicy) Option {
 	return optionFunc(func(c *config) error {

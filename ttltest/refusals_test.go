@@ -158,3 +158,39 @@ func TestCloseErrorFailsTest(t *testing.T) {
 		t.Errorf("failures %q", f)
 	}
 }
+
+// TestMisspelledFamily: through Env.Table, a write to a family the Env did
+// not create is an unknown family, with the nearest name, not a lifetime
+// the family does not support; a family of WithFamily is declared too,
+// also when the test declares it itself.
+func TestMisspelledFamily(t *testing.T) {
+	for _, declared := range []bool{false, true} {
+		opts := []ttltest.Option{ttltest.WithFamily("meta", nil)}
+		if declared {
+			opts = append(opts, ttltest.WithTableOptions(ttl.OtherFamilies("meta")))
+		}
+		misspell(t, ttltest.New(t, map[string]ttl.Strategy{"sess": ttl.OneSecond()}, opts...))
+	}
+}
+
+// misspell checks the misspellings of TestMisspelledFamily on env.
+func misspell(t *testing.T, env *ttltest.Env) {
+	t.Helper()
+	ctx := context.Background()
+	set := func(family string, life ttl.Lifetime) error {
+		m := ttl.NewMutation()
+		m.Set(family, "c", []byte("v"), life)
+		return env.Table.Apply(ctx, "r", m)
+	}
+	err := set("sesss", ttl.For(time.Minute))
+	if !errors.Is(err, ttl.ErrUnknownFamily) || errors.Is(err, ttl.ErrLifetime) || !strings.Contains(err.Error(), `"sesss"`) ||
+		!strings.Contains(err.Error(), `did you mean "sess"?`) {
+		t.Errorf("Set(sesss): %v; want an unknown family that suggests sess", err)
+	}
+	if err := set("mta", ttl.Default); !errors.Is(err, ttl.ErrUnknownFamily) || !strings.Contains(err.Error(), `did you mean "meta"?`) {
+		t.Errorf("Set(mta): %v; want an unknown family that suggests meta", err)
+	}
+	if err := set("meta", ttl.Default); err != nil {
+		t.Errorf("Set(meta): %v", err)
+	}
+}

@@ -52,8 +52,8 @@ are "cellttl move start"'s to find and rewrite.
 With -schedule, ensure sets up the schedule table once the table's plan
 went through, scanning it before a change that would delete entries (a
 shorter grace), and prints both plans (JSON: {"table": PLAN, "schedule":
-PLAN}; not with -format terraform); creating the schedule table, or its
-family, needs -create too.` + terraformEnsureHelp,
+PLAN}; with -format terraform, the schedule's resource after the table's);
+creating the schedule table, or its family, needs -create too.` + terraformEnsureHelp,
 	flags: func(fs *flag.FlagSet, c *config) {
 		scanFlags(fs, c)
 		movingFlags(fs, c)
@@ -121,7 +121,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	plan, err := tool.Ensure(ctx)
 	progress.end()
 	if c.format.terraform {
-		return ensureTerraform(c, strategies, plan, err, stdout, stderr)
+		return ensureTerraform(ctx, c, k, strategies, plan, err, stdout, stderr)
 	}
 	if c.schedule != "" {
 		return ensureSchedule(ctx, c, admin, client, strategies, plan, err, stdout, stderr)

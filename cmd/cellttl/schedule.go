@@ -47,10 +47,6 @@ func scheduleAhead(c *config, name string, strategies map[string]ttl.Strategy, s
 	if c.schedule == "" {
 		return exitOK
 	}
-	if c.format.terraform {
-		fmt.Fprintf(stderr, "cellttl %s: -format terraform prints the table's own resource, not its schedule's: run -schedule without it\n", name)
-		return exitUsage
-	}
 	if _, err := policy.ScheduleStrategy(c.table, c.schedule, strategies); err != nil {
 		return fail(stderr, name, err)
 	}
@@ -135,18 +131,7 @@ func ensureSchedule(ctx context.Context, c *config, admin *bigtable.AdminClient,
 		fmt.Fprintf(stderr, "cellttl ensure: the schedule table %q was not looked at\n", c.schedule)
 		return code
 	}
-	progress := newProgress(c, stderr)
-	schedTool, serr := policy.New(admin, nil, c.table, strategies, policy.Options{
-		DryRun:         !c.apply,
-		AllowDataLoss:  c.allowDataLoss,
-		IgnoreWarnings: c.ignoreWarnings,
-		Scan:           progress.options(c),
-	})
-	var sched *policy.Plan
-	if serr == nil {
-		sched, serr = schedTool.EnsureSchedule(ctx, c.schedule, client.Open(c.schedule))
-	}
-	progress.end()
+	sched, serr := ensureSchedulePlan(ctx, c, admin, client, strategies, stderr)
 	if c.format.json {
 		if err := printJSON(stdout, struct {
 			Table    *policy.Plan `json:"table"`
@@ -161,24 +146,52 @@ func ensureSchedule(ctx context.Context, c *config, admin *bigtable.AdminClient,
 			renderPlan(stdout, sched)
 		}
 	}
-	switch {
-	case errors.Is(serr, policy.ErrDataLoss):
-		fmt.Fprintf(stderr, "cellttl ensure: %s\n", flagWords.Replace(serr.Error()))
-		fmt.Fprintln(stderr, "cellttl ensure: the schedule was refused, nothing changed in it; run again with -allow-data-loss to accept the loss")
-		return exitMismatch
-	case serr != nil && sched != nil && sched.Read.Stopped():
-		fmt.Fprintf(stderr, "cellttl ensure: %v\n", serr)
-		fmt.Fprintln(stderr, "cellttl ensure: the scan of the schedule did not finish: nothing was decided or changed in it, the counts above are partial")
-		return exitFailed
-	case errors.Is(serr, policy.ErrFamilyMismatch):
-		fmt.Fprintf(stderr, "cellttl ensure: %v\n", serr)
-		return exitMismatch
-	case serr != nil:
-		return fail(stderr, "ensure", serr)
+	if code, done := scheduleStatus(sched, serr, stderr); done {
+		return code
 	}
 	both := *plan
 	both.Families = append(slices.Clone(plan.Families), sched.Families...)
 	return ensureStatus(c, &both, nil, stdout, stderr)
+}
+
+// ensureSchedulePlan ensures the schedule table (a dry run without
+// -apply), and returns its plan.
+func ensureSchedulePlan(ctx context.Context, c *config, admin *bigtable.AdminClient, client *bigtable.Client, strategies map[string]ttl.Strategy,
+	stderr io.Writer) (*policy.Plan, error) {
+	progress := newProgress(c, stderr)
+	defer progress.end()
+	schedTool, err := policy.New(admin, nil, c.table, strategies, policy.Options{
+		DryRun:         !c.apply,
+		AllowDataLoss:  c.allowDataLoss,
+		IgnoreWarnings: c.ignoreWarnings,
+		Scan:           progress.options(c),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return schedTool.EnsureSchedule(ctx, c.schedule, client.Open(c.schedule))
+}
+
+// scheduleStatus says what became of a schedule's plan that failed or was
+// refused, and returns its exit status and true; false when it went
+// through.
+func scheduleStatus(sched *policy.Plan, serr error, stderr io.Writer) (int, bool) {
+	switch {
+	case errors.Is(serr, policy.ErrDataLoss):
+		fmt.Fprintf(stderr, "cellttl ensure: %s\n", flagWords.Replace(serr.Error()))
+		fmt.Fprintln(stderr, "cellttl ensure: the schedule was refused, nothing changed in it; run again with -allow-data-loss to accept the loss")
+		return exitMismatch, true
+	case serr != nil && sched != nil && sched.Read.Stopped():
+		fmt.Fprintf(stderr, "cellttl ensure: %v\n", serr)
+		fmt.Fprintln(stderr, "cellttl ensure: the scan of the schedule did not finish: nothing was decided or changed in it, the counts above are partial")
+		return exitFailed, true
+	case errors.Is(serr, policy.ErrFamilyMismatch):
+		fmt.Fprintf(stderr, "cellttl ensure: %v\n", serr)
+		return exitMismatch, true
+	case serr != nil:
+		return fail(stderr, "ensure", serr), true
+	}
+	return exitOK, false
 }
 
 // A scheduleCheck is what check -schedule found of the schedule table.

@@ -107,8 +107,6 @@ func TestEnsureScheduleRefusesFirst(t *testing.T) {
 		{[]string{"-family", "sess=onesecond", "-schedule", "t"}, `cellttl ensure: ttl: invalid option: table "t": the schedule table must be another table`},
 		{[]string{"-family", "sess=onesecond", "-family", "v=seqnum:2", "-schedule", "s", "-create"},
 			`cellttl ensure: ttl: invalid option: table "t": family "v" (SequenceNumbers(2)) has no cell that expires at an instant`},
-		{[]string{"-family", "sess=onesecond", "-schedule", "s", "-format", "terraform"},
-			`cellttl ensure: -format terraform prints the table's own resource, not its schedule's: run -schedule without it`},
 	} {
 		stdout, stderr, code := cellttl(with("ensure", append(tt.args, "-apply")...)...)
 		assert.Equal(t, exitUsage, code, tt.msg)

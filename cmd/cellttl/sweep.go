@@ -51,15 +51,18 @@ after its expiry under onesecond), and a sweep cannot report what GC
 deleted first: give each family a grace at least as long as the sweep may
 fall behind, -family NAME=grace:DURATION:SPEC, set with "cellttl ensure
 -apply". A round that read a family later than its GC keeps expired cells
-lists what it may have missed, and sweep exits 3.
+lists what it may have missed, and sweep exits 3. A family whose policy is
+not the one its spec needs gets a warning on stderr, as check says
+mismatch; the sweep judges by the policy it finds.
 
 Output. Text: each event is a line on stdout, such as
   cell expired 2030-04-30T09:00:10Z: table "t" row "user#1" sess:"token"
 and each round's report goes to stderr. With -format json stdout is JSON
 lines: each event one object (kind, id, table, row or row_base64 when not
 UTF-8, family, column or column_base64, timestamp in microseconds,
-expired, value in base64 with -values), and after each round one line
-{"report": {...}} (with "error": "..." when the round failed): a line
+expired, value in base64 with -values), and after each round, failed or
+not, one line {"report": {...}} (with "error": "..." when the round
+failed; "report": null when it failed before it had a window): a line
 with a "report" key ends a round, any other is an event. An event is
 recorded as delivered once it is written to stdout.
 
@@ -200,6 +203,7 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if code := sweepScheduleExists(ctx, c, admin, stderr); code != exitOK {
 		return code
 	}
+	sweepPolicyWarnings(ctx, c, admin, strategies, stderr)
 	round := reconcileRound(c, stderr, out.round)
 	if c.sweep.every == 0 {
 		round(s.Once(ctx, out.deliver))

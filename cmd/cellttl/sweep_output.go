@@ -98,6 +98,10 @@ func (o *sweepOutput) round(r *sweep.Report, err error) {
 	o.err, o.finished = err, err == nil && r != nil && r.Read.Complete()
 	if r != nil {
 		o.missed = o.missed || len(r.Missed) > 0
+	}
+	// A round that failed before it had a report still ends with its
+	// JSON line, {"report": null, "error": …}.
+	if r != nil || o.c.format.json {
 		if werr := o.printReport(r, err); werr != nil {
 			fmt.Fprintf(o.stderr, "cellttl sweep: writing the report: %v\n", werr)
 			o.err, o.finished = werr, false

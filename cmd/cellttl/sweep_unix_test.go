@@ -29,7 +29,7 @@ func TestSweepTerminated(t *testing.T) {
 	var errs bytes.Buffer
 	code := execute(sweepArgs(append(since, "-every", "1h", "-timeout", "30s", "-format", "json")...), out, &errs)
 	assert.Equal(t, exitOK, code, errs.String())
-	assert.Equal(t, "cellttl sweep: stopped after 1 round: terminated signal received\n", errs.String())
+	assert.Equal(t, "cellttl sweep: stopped after 1 round: terminated signal received\n", unwarned(errs.String()))
 	events, reports := decodeSweep(t, out.String())
 	require.Len(t, reports, 1)
 	assert.True(t, reports[0].Report.Complete)

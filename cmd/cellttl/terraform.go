@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/policy/terraform"
+	"github.com/cellttl/ttl/schedule"
 )
 
 // Terraform: ensure -format terraform prints the google_bigtable_gc_policy
@@ -33,8 +35,11 @@ plan: a change that would lose data, or a family to create without -create,
 is refused (exit 3) and no resource is printed. Without -apply nothing is
 changed: the resources are for Terraform to apply; with -apply the changes
 are made and the resources printed, for the configuration to keep them.
--terraform-table NAME refers to google_bigtable_table.NAME for table,
-instance_name and project; -ignore-warnings writes ignore_warnings = true.
+With -schedule TABLE, the resource of the schedule table's family follows
+(the schedule is set up or refused as without -format terraform).
+-terraform-table NAME refers to google_bigtable_table.NAME for the table's
+table, instance_name and project; -ignore-warnings writes ignore_warnings
+= true.
 It cannot be used with -sample, which decides nothing. The guide:
 docs/families.md.`
 
@@ -45,13 +50,16 @@ const terraformCheckHelp = `
 (what the apply would do) or of a state (what every apply keeps setting),
 instead of the table: it contacts no server. It prints, for each family,
 each google_bigtable_gc_policy of the table and the policy it sets, and
-what the table's google_bigtable_table does to the family; it exits 3 when
-Terraform would destroy data (a shorter age, fewer versions, an age on a
-seqnum family, a version limit on a family that lives by time, a grace cut
-short, a family or the table deleted) or leave a family otherwise than its
-strategy needs (another policy or kind of cell, a family the table does not
-list, what the plan knows only after apply), and 2 when FILE is not such
-JSON.`
+what the table's google_bigtable_table does to the family. A resource is
+the table's when it names the table, and -project and -instance if it
+names a project or instance. A family no resource sets is "unmanaged":
+Terraform leaves it as it is. It exits 3 when Terraform would destroy data
+(a shorter age, fewer versions, an age on a seqnum family, a version limit
+on a family that lives by time, a grace cut short, a family or the table
+deleted, a family the table's column_family blocks do not list) or leave a
+family otherwise than its strategy needs (another policy or kind of cell,
+what the plan knows only after apply); 3 when no resource manages the
+table, listing the tables the file has; and 2 when FILE is not such JSON.`
 
 // terraformEnsureFlags defines ensure's Terraform flags: -format terraform,
 // and -terraform-table.
@@ -98,13 +106,20 @@ func terraformOptions(c *config) terraform.Options {
 // ensureTerraform ends ensure -format terraform: a plan refused or failed
 // is reported as ensure reports it, with no resource printed; otherwise
 // the resources go to stdout, and what was done to stderr.
-func ensureTerraform(c *config, strategies map[string]ttl.Strategy, plan *policy.Plan, err error, stdout, stderr io.Writer) int {
+func ensureTerraform(ctx context.Context, c *config, k *clients, strategies map[string]ttl.Strategy, plan *policy.Plan, err error, stdout, stderr io.Writer) int {
 	if err != nil {
 		return ensureStatus(c, plan, err, io.Discard, stderr)
 	}
 	hcl, err := terraform.GCPolicies(strategies, terraformOptions(c))
 	if err != nil {
 		return fail(stderr, "ensure", err)
+	}
+	if c.schedule != "" {
+		more, code := scheduleTerraform(ctx, c, k, strategies, stderr)
+		if code != exitOK {
+			return code
+		}
+		hcl += "\n" + more
 	}
 	fmt.Fprint(stdout, hcl)
 	if plan.DryRun {
@@ -113,6 +128,26 @@ func ensureTerraform(c *config, strategies map[string]ttl.Strategy, plan *policy
 		fmt.Fprintln(stderr, "cellttl ensure: the policies are set: add these resources to the Terraform configuration, so that terraform apply keeps them")
 	}
 	return exitOK
+}
+
+// scheduleTerraform ensures the schedule table as ensure -schedule does
+// (a dry run without -apply), and returns the resource of its family, or
+// the exit status of a refusal or failure it printed.
+func scheduleTerraform(ctx context.Context, c *config, k *clients, strategies map[string]ttl.Strategy, stderr io.Writer) (string, int) {
+	sched, serr := ensureSchedulePlan(ctx, c, k.admin, k.data, strategies, stderr)
+	if code, done := scheduleStatus(sched, serr, stderr); done {
+		return "", code
+	}
+	s, err := policy.ScheduleStrategy(c.table, c.schedule, strategies)
+	if err != nil {
+		return "", fail(stderr, "ensure", err)
+	}
+	opts := terraform.Options{Instance: c.instance, Table: c.schedule, Project: c.project, IgnoreWarnings: c.ignoreWarnings}
+	hcl, err := terraform.GCPolicies(map[string]ttl.Strategy{schedule.Family: s}, opts)
+	if err != nil {
+		return "", fail(stderr, "ensure", err)
+	}
+	return hcl, exitOK
 }
 
 // checkTerraform is check -terraform FILE: it reads the file, not the
@@ -124,7 +159,7 @@ func checkTerraform(c *config, strategies map[string]ttl.Strategy, stdout, stder
 		return exitUsage
 	}
 	defer f.Close()
-	report, err := terraform.Check(f, c.instance, c.table, strategies)
+	report, err := terraform.Check(f, terraform.Where{Project: c.project, Instance: c.instance, Table: c.table}, strategies)
 	if report == nil {
 		fmt.Fprintf(stderr, "cellttl check: -terraform %s: %v\n", c.terraformFile, err)
 		if errors.Is(err, terraform.ErrNotTerraform) {
@@ -136,16 +171,21 @@ func checkTerraform(c *config, strategies map[string]ttl.Strategy, stdout, stder
 		if err := printJSON(stdout, struct {
 			File string `json:"file"`
 			*terraform.Report
-		}{c.terraformFile, report}); err != nil {
+			Error string `json:"error,omitempty"`
+		}{c.terraformFile, report, errText(err)}); err != nil {
 			return fail(stderr, "check", err)
 		}
-	} else {
+	} else if !errors.Is(err, terraform.ErrNoResource) {
 		renderTerraform(stdout, c.terraformFile, report)
 	}
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "cellttl check: %v\n", err)
+	if errors.Is(err, terraform.ErrNoResource) {
+		fmt.Fprintln(stderr, "cellttl check: check -table, -project and -instance, and that the file is the plan or state of the configuration that manages the table")
+		return exitMismatch
+	}
 	if lost := report.Losses(); len(lost) > 0 {
 		fmt.Fprintf(stderr, "cellttl check: Terraform would destroy data (%s); \"cellttl ensure -format terraform\" prints the resources as they must be\n",
 			text.Plural(len(lost), "finding", "findings"))
@@ -178,4 +218,12 @@ func renderTerraform(w io.Writer, file string, r *terraform.Report) {
 			fmt.Fprintf(w, "  %s: %s\n", cmp.Or(f.Family, f.Address), f.Reason)
 		}
 	}
+}
+
+// errText is the error's message, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/policy/terraform"
+	"github.com/cellttl/ttl/schedule"
 )
 
 // terraformFamilies are the three strategies, a grace and a counter, as
@@ -58,6 +60,37 @@ func TestEnsureTerraform(t *testing.T) {
 		TableResource: "google_bigtable_table.events", IgnoreWarnings: true})
 	require.NoError(t, err)
 	assert.Equal(t, want, stdout)
+}
+
+// TestEnsureTerraformSchedule checks ensure -format terraform -schedule:
+// after the table's resources, the schedule table's family's resource,
+// with the policy its families need; a dry run creates nothing, -apply
+// sets it up; -terraform-table refers to the data table only.
+func TestEnsureTerraformSchedule(t *testing.T) {
+	e, _ := startEmulator(t, map[string]bigtable.GCPolicy{"sess": nil})
+	args := with("ensure", "-family", "sess=grace:1h:onesecond", "-schedule", "sched", "-create", "-format", "terraform", "-quiet")
+	stdout, stderr, code := cellttl(args...)
+	require.Equal(t, exitOK, code, stderr)
+	strategies := map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), time.Hour)}
+	data, err := terraform.GCPolicies(strategies, terraform.Options{Instance: emulator.Instance, Table: "t", Project: emulator.Project})
+	require.NoError(t, err)
+	sched, err := policy.ScheduleStrategy("t", "sched", strategies)
+	require.NoError(t, err)
+	want, err := terraform.GCPolicies(map[string]ttl.Strategy{schedule.Family: sched}, terraform.Options{Instance: emulator.Instance, Table: "sched", Project: emulator.Project})
+	require.NoError(t, err)
+	assert.Equal(t, data+"\n"+want, stdout)
+	assert.Contains(t, stdout, `resource "google_bigtable_gc_policy" "sched_e" {`)
+	assert.Contains(t, stderr, "dry run, nothing changed")
+	tables, err := e.Admin.Tables(context.Background())
+	require.NoError(t, err)
+	assert.NotContains(t, tables, "sched")
+
+	stdout, stderr, code = cellttl(append(args, "-apply", "-terraform-table", "t")...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `table           = google_bigtable_table.t.name`)
+	assert.Contains(t, stdout, `table           = "sched"`)
+	_, stderr, code = cellttl(with("check", "-family", "sess=grace:1h:onesecond", "-schedule", "sched")...)
+	assert.Equal(t, exitOK, code, stderr)
 }
 
 // TestEnsureTerraformApply checks that -apply makes the changes and prints
@@ -142,7 +175,7 @@ func TestCheckTerraform(t *testing.T) {
 	ok := filepath.Join(t.TempDir(), "ok.json")
 	require.NoError(t, os.WriteFile(ok, []byte(`{"format_version": "1.0", "values": {"root_module": {"resources": [
 	  {"address": "google_bigtable_gc_policy.events_clicks", "mode": "managed", "type": "google_bigtable_gc_policy",
-	   "values": {"instance_name": "my-instance", "table": "events", "column_family": "clicks", "deletion_policy": "ABANDON", "max_age": [{"duration": "168h"}]}}]}}}`), 0o644))
+	   "values": {"project": "p", "instance_name": "my-instance", "table": "events", "column_family": "clicks", "deletion_policy": "ABANDON", "max_age": [{"duration": "168h"}]}}]}}}`), 0o644))
 	stdout, stderr, code = cellttl("check", "-project", "p", "-instance", "my-instance", "-table", "events", "-family", "clicks=default:7d", "-terraform", ok)
 	assert.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `clicks +DefaultExpiration\(168h0m0s\) +google_bigtable_gc_policy.events_clicks +maxage=7d +maxage=7d +matches`, stdout)
@@ -152,6 +185,24 @@ func TestCheckTerraform(t *testing.T) {
 	_, stderr, code = cellttl("check", "-project", "p", "-instance", "my-instance", "-table", "events", "-family", "clicks=default:1d", "-terraform", ok)
 	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stderr, "Terraform would set policies that differ from the strategies'")
+
+	// A mistyped table, or another project: no resource manages it, said
+	// with the tables the file has, exit 3.
+	for _, args := range [][]string{
+		{"-project", "p", "-instance", "my-instance", "-table", "eventz"},
+		{"-project", "other", "-instance", "my-instance", "-table", "events"},
+	} {
+		stdout, stderr, code = cellttl(append(append([]string{"check"}, args...), "-family", "clicks=default:7d", "-terraform", ok)...)
+		assert.Equal(t, exitMismatch, code, args)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, `terraform: no resource manages the table: no resource of the Terraform state manages table "`, args)
+		assert.Contains(t, stderr, `(the tables it has: "events")`, args)
+		assert.NotContains(t, stderr, "unmanaged", args)
+	}
+	stdout, _, code = cellttl("check", "-project", "p", "-instance", "my-instance", "-table", "eventz", "-family", "clicks=default:7d", "-terraform", ok, "-format", "json")
+	assert.Equal(t, exitMismatch, code)
+	assert.Contains(t, stdout, `"tables": [`)
+	assert.Contains(t, stdout, `"error": "terraform: no resource manages the table`)
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte("this is not JSON"), 0o644))

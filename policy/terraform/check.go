@@ -1,12 +1,14 @@
 package terraform
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cloud.google.com/go/bigtable"
@@ -58,7 +60,8 @@ const (
 	// (or replaces it), deleting every family.
 	TableDeleted Kind = "table-deleted"
 	// NotInTable: the table's google_bigtable_table does not list the
-	// family: the first apply after the family exists deletes it.
+	// family: the first apply after the family exists deletes it, and
+	// every cell in it.
 	NotInTable Kind = "not-in-table"
 	// WrongType: the table's google_bigtable_table gives the family
 	// another kind of cell than its strategy needs (type = "intsum" for a
@@ -75,7 +78,7 @@ const (
 // Loss reports whether the kind destroys data.
 func (k Kind) Loss() bool {
 	switch k {
-	case ShorterAge, ShorterGrace, AgeOnSequence, FewerVersions, VersionsOnTime, FamilyDeleted, TableDeleted:
+	case ShorterAge, ShorterGrace, AgeOnSequence, FewerVersions, VersionsOnTime, FamilyDeleted, TableDeleted, NotInTable:
 		return true
 	}
 	return false
@@ -152,8 +155,11 @@ type Report struct {
 	// Table is the table's name.
 	Table string `json:"table"`
 	// Findings has at least one entry per managed family, sorted by
-	// family and address.
+	// family and address; none when no resource names the table.
 	Findings []Finding `json:"findings"`
+	// Tables has the names of the tables the file's resources name, of
+	// any project and instance, sorted.
+	Tables []string `json:"tables"`
 }
 
 // Losses returns the findings that destroy data.
@@ -167,6 +173,21 @@ func (r *Report) Losses() []Finding {
 	return out
 }
 
+// Where names the table whose resources Check judges. A resource counts
+// when its table is Table and, for each of Project and Instance that is
+// not "", the resource's is the same or unknown: an instance is matched by
+// the last part of its path (projects/p/instances/i), a project by the
+// resource's project or its instance's path.
+type Where struct {
+	Project, Instance, Table string
+}
+
+// ErrNoResource reports a plan or state of which no resource names the
+// table (in the project and instance given): a mistyped table, or a file
+// of another configuration. Check returns it with a report whose Tables
+// lists the tables the file has.
+var ErrNoResource = errors.New("terraform: no resource manages the table")
+
 // Check reads the JSON of terraform show -json, of a plan (its
 // resource_changes: what the apply would do) or of a state (every module's
 // resources: what every apply keeps setting), and reports, for each
@@ -176,16 +197,15 @@ func (r *Report) Losses() []Finding {
 // versions, an age on a sequence-number family, a version limit on a
 // family that lives by time, a grace cut short), and what the table's
 // google_bigtable_table would do to the family (delete it, or give it
-// another kind of cell). A resource counts when its table is the table
-// and, when instance is not "", its instance is the instance (the last
-// part of a path such as projects/p/instances/i).
+// another kind of cell). Where says which resources are the table's.
 //
-// The error wraps policy.ErrDataLoss when a finding destroys data, and lists
-// them; policy.ErrFamilyMismatch when a finding is another mismatch; nil
-// when every family matches, or is left alone. Input that is not a plan or
+// The error wraps ErrNoResource when no resource names the table;
+// policy.ErrDataLoss when a finding destroys data, and lists them;
+// policy.ErrFamilyMismatch when a finding is another mismatch; nil when
+// every family matches, or is left alone. Input that is not a plan or
 // state is refused with ErrNotTerraform (and ttl.ErrInvalidOption), and
 // families ttl.NewTable would refuse with ttl.ErrInvalidStrategy.
-func Check(r io.Reader, instance, table string, families map[string]ttl.Strategy) (*Report, error) {
+func Check(r io.Reader, where Where, families map[string]ttl.Strategy) (*Report, error) {
 	managed, err := rules.CheckFamilies(families)
 	if err != nil {
 		return nil, err
@@ -197,18 +217,36 @@ func Check(r io.Reader, instance, table string, families map[string]ttl.Strategy
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Plan: s.plan, Table: table}
+	rep := &Report{Plan: s.plan, Table: where.Table}
 	managedBy := map[string]bool{}
+	seen, tables := false, map[string]bool{}
 	for _, res := range s.resources {
+		nameKey := "table"
 		if res.typ == tableType {
-			rep.Findings = append(rep.Findings, tableFindings(res, instance, table, managed)...)
+			nameKey = "name"
+		}
+		values, unknown := res.values()
+		match, known := ours(values, unknown, nameKey, where)
+		seen = seen || match || !known
+		if known && str(values, nameKey) != "" {
+			tables[str(values, nameKey)] = true
+		}
+		if res.typ == tableType {
+			rep.Findings = append(rep.Findings, tableFindings(res, where, managed)...)
 			continue
 		}
-		f, ok := gcPolicyFinding(res, instance, table, managed)
+		f, ok := gcPolicyFinding(res, where, managed)
 		if ok {
 			rep.Findings = append(rep.Findings, f)
 			managedBy[f.Family] = true
 		}
+	}
+	for name := range tables {
+		rep.Tables = append(rep.Tables, name)
+	}
+	sort.Strings(rep.Tables)
+	if !seen {
+		return rep, rep.noResource(where)
 	}
 	for name, strategy := range managed {
 		if !managedBy[name] {
@@ -223,6 +261,35 @@ func Check(r io.Reader, instance, table string, families map[string]ttl.Strategy
 	return rep, rep.err()
 }
 
+// noResource returns the error of a report with no resource of the table:
+// ErrNoResource, naming the tables the file has.
+func (r *Report) noResource(where Where) error {
+	in := ""
+	if where.Project != "" {
+		in += fmt.Sprintf(" of project %q", where.Project)
+	}
+	if where.Instance != "" {
+		in += fmt.Sprintf(" in instance %q", where.Instance)
+	}
+	has := "it names no table"
+	if len(r.Tables) > 0 {
+		quoted := make([]string, len(r.Tables))
+		for i, t := range r.Tables {
+			quoted[i] = strconv.Quote(t)
+		}
+		has = "the tables it has: " + strings.Join(quoted, ", ")
+	}
+	return fmt.Errorf("%w: no resource of the Terraform %s manages table %q%s (%s)", ErrNoResource, r.what(), r.Table, in, has)
+}
+
+// what names the file: plan or state.
+func (r *Report) what() string {
+	if r.Plan {
+		return "plan"
+	}
+	return "state"
+}
+
 // err returns the error of a report: data loss first, then mismatches.
 func (r *Report) err() error {
 	var lost, other []string
@@ -234,10 +301,7 @@ func (r *Report) err() error {
 			other = append(other, f.String())
 		}
 	}
-	what := "state"
-	if r.Plan {
-		what = "plan"
-	}
+	what := r.what()
 	switch {
 	case len(lost) > 0:
 		return fmt.Errorf("%w: table %q: the Terraform %s: %s", policy.ErrDataLoss, r.Table, what, strings.Join(lost, "; "))
@@ -247,27 +311,48 @@ func (r *Report) err() error {
 	return nil
 }
 
-// ours reports whether values name the table (and the instance, when both
-// are known), and whether the plan knows them.
-func ours(values map[string]any, unknown any, nameKey, instance, table string) (match, known bool) {
+// ours reports whether values name the table (and its instance and
+// project, when both are known), and whether the plan knows the table.
+func ours(values map[string]any, unknown any, nameKey string, where Where) (match, known bool) {
 	if unknownAt(unknown, nameKey) {
 		return false, false
 	}
-	if str(values, nameKey) != table {
+	if str(values, nameKey) != where.Table {
 		return false, true
 	}
-	in := str(values, "instance_name")
-	return instance == "" || in == "" || unknownAt(unknown, "instance_name") || path.Base(in) == instance, true
+	in, project := str(values, "instance_name"), str(values, "project")
+	if unknownAt(unknown, "instance_name") {
+		in = ""
+	}
+	if unknownAt(unknown, "project") {
+		project = ""
+	}
+	if parts := strings.Split(in, "/"); len(parts) == 4 && parts[0] == "projects" && parts[2] == "instances" {
+		project = cmp.Or(project, parts[1])
+		if parts[1] != project {
+			return false, true
+		}
+	}
+	sameInstance := where.Instance == "" || in == "" || path.Base(in) == where.Instance
+	sameProject := where.Project == "" || project == "" || project == where.Project
+	return sameInstance && sameProject, true
+}
+
+// values returns the resource's values (and what of them the plan knows
+// only after apply): those after the change, or before for a change that
+// destroys or forgets it.
+func (res resource) values() (map[string]any, any) {
+	if res.after == nil {
+		return res.before, nil
+	}
+	return res.after, res.unknown
 }
 
 // gcPolicyFinding judges one google_bigtable_gc_policy, and reports false
 // for one of another table or an unmanaged family.
-func gcPolicyFinding(res resource, instance, table string, managed map[string]ttl.Strategy) (Finding, bool) {
-	values, unknown := res.after, res.unknown
-	if values == nil { // a plan that destroys or forgets the resource
-		values, unknown = res.before, nil
-	}
-	match, known := ours(values, unknown, "table", instance, table)
+func gcPolicyFinding(res resource, where Where, managed map[string]ttl.Strategy) (Finding, bool) {
+	values, unknown := res.values()
+	match, known := ours(values, unknown, "table", where)
 	if known && unknownAt(unknown, "column_family") {
 		known = false
 	}
@@ -314,12 +399,9 @@ func gcPolicyFinding(res resource, instance, table string, managed map[string]tt
 
 // tableFindings judges what one google_bigtable_table does to the managed
 // families: nothing for another table.
-func tableFindings(res resource, instance, table string, managed map[string]ttl.Strategy) []Finding {
-	values, unknown := res.after, res.unknown
-	if values == nil {
-		values, unknown = res.before, nil
-	}
-	if match, known := ours(values, unknown, "name", instance, table); !match || !known {
+func tableFindings(res resource, where Where, managed map[string]ttl.Strategy) []Finding {
+	values, unknown := res.values()
+	if match, known := ours(values, unknown, "name", where); !match || !known {
 		return nil
 	}
 	destroyed := slices.Contains(res.actions, "delete") && str(res.before, "deletion_policy") != abandon &&
@@ -348,7 +430,7 @@ func tableFindings(res resource, instance, table string, managed map[string]ttl.
 		case !inAfter && inBefore:
 			f.Kind, f.Reason = FamilyDeleted, "the table's column_family blocks no longer list the family: the provider deletes it, with its data"
 		case !inAfter:
-			f.Kind, f.Reason = NotInTable, "the table's column_family blocks do not list the family: the first apply after it exists deletes it, with its data"
+			f.Kind, f.Reason = NotInTable, "the table's column_family blocks do not list the family: the first apply after the family exists deletes it and every cell in it"
 		default:
 			got, err := typeOf(t)
 			switch {

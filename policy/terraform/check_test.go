@@ -23,7 +23,7 @@ func check(t *testing.T, name string) (*Report, error) {
 	f, err := os.Open(filepath.Join("testdata", "show", name))
 	require.NoError(t, err)
 	defer f.Close()
-	return Check(f, "my-instance", "events", five())
+	return Check(f, Where{Instance: "my-instance", Table: "events"}, five())
 }
 
 // kinds returns each finding as "family address kind".
@@ -138,7 +138,7 @@ func TestCheckGenerated(t *testing.T) {
 			b.WriteString(mustJSON(t, v) + "}")
 		}
 		b.WriteString("]}}}")
-		r, err := Check(strings.NewReader(b.String()), "my-instance", "events", five())
+		r, err := Check(strings.NewReader(b.String()), Where{Instance: "my-instance", Table: "events"}, five())
 		require.NoError(t, err)
 		for _, f := range r.Findings {
 			assert.Equal(t, Matches, f.Kind, f.String())
@@ -165,21 +165,24 @@ func TestCheckRefused(t *testing.T) {
 		string(schema):                      "it is a provider schema",
 		`{"format_version": "1.0", "values`: "it is not JSON of the expected shape",
 	} {
-		_, err := Check(strings.NewReader(in), "i", "events", five())
+		_, err := Check(strings.NewReader(in), Where{Instance: "i", Table: "events"}, five())
 		require.Error(t, err, in)
 		assert.True(t, errors.Is(err, ErrNotTerraform), err)
 		assert.True(t, errors.Is(err, ttl.ErrInvalidOption), err)
 		assert.Contains(t, err.Error(), msg)
 	}
-	_, err = Check(strings.NewReader(`{"format_version": "1.0"}`), "i", "events", nil)
+	_, err = Check(strings.NewReader(`{"format_version": "1.0"}`), Where{Instance: "i", Table: "events"}, nil)
 	assert.True(t, errors.Is(err, ttl.ErrInvalidStrategy), err)
-	_, err = Check(nil, "i", "events", five())
+	_, err = Check(nil, Where{Instance: "i", Table: "events"}, five())
 	assert.True(t, errors.Is(err, ttl.ErrNilArgument), err)
 
-	// An empty state: Terraform manages nothing.
-	r, err := Check(strings.NewReader(`{"format_version": "1.0"}`), "i", "events", five())
+	// A state that sets one family's policy: the others are unmanaged,
+	// which is no fault.
+	r, err := Check(strings.NewReader(`{"format_version": "1.0", "values": {"root_module": {"resources": [
+	  {"address": "a.x", "mode": "managed", "type": "google_bigtable_gc_policy", "values": {"table": "events", "column_family": "clicks", "max_age": [{"days": 7}]}}]}}}`),
+		Where{Instance: "i", Table: "events"}, five())
 	require.NoError(t, err)
-	for _, f := range r.Findings {
+	for _, f := range r.Findings[1:] {
 		assert.Equal(t, Unmanaged, f.Kind)
 	}
 }
@@ -192,18 +195,18 @@ func TestCheckMismatch(t *testing.T) {
 	  {"address": "a.x", "mode": "managed", "type": "google_bigtable_gc_policy", "values": {"table": "events", "column_family": "clicks", "max_age": [{"days": 30}]}},
 	  {"address": "a.y", "mode": "managed", "type": "google_bigtable_gc_policy", "values": {"table": "events", "column_family": "seq",
 	    "max_age": [{"duration": "1h"}], "max_version": [{"number": 3}]}},
-	  {"address": "a.z", "mode": "managed", "type": "google_bigtable_table", "values": {"name": "events", "column_family": [{"family": "clicks", "type": "{bad"}]}}
+	  {"address": "a.z", "mode": "managed", "type": "google_bigtable_table", "values": {"name": "events", "column_family": [{"family": "clicks", "type": "{bad"},
+	    {"family": "hits", "type": "intsum"}, {"family": "seq"}, {"family": "sess"}, {"family": "swept"}]}}
 	]}}}`
-	r, err := Check(strings.NewReader(state), "", "events", five())
+	r, err := Check(strings.NewReader(state), Where{Instance: "", Table: "events"}, five())
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, policy.ErrFamilyMismatch), err)
 	assert.False(t, errors.Is(err, policy.ErrDataLoss), err)
 	assert.Equal(t, []string{
-		"clicks a.x differs", "clicks a.z invalid", "hits unmanaged", "hits a.z not-in-table", "seq a.y invalid",
-		"seq a.z not-in-table", "sess unmanaged", "sess a.z not-in-table", "swept unmanaged", "swept a.z not-in-table",
+		"clicks a.x differs", "clicks a.z invalid", "hits unmanaged", "seq a.y invalid", "sess unmanaged", "swept unmanaged",
 	}, kinds(r))
 	assert.Contains(t, r.Findings[0].Reason, "not the policy the strategy needs (maxage=7d), though it deletes no cell the strategy keeps")
-	assert.Contains(t, r.Findings[4].Reason, "max_age and max_version without mode: the provider refuses them")
+	assert.Contains(t, r.Findings[3].Reason, "max_age and max_version without mode: the provider refuses them")
 	assert.False(t, Differs.Loss())
 	assert.True(t, Differs.Mismatch())
 	assert.False(t, Unmanaged.Mismatch())
@@ -218,7 +221,7 @@ func TestCheckUnknownTable(t *testing.T) {
 	  "change": {"actions": ["update"], "before": {"name": "events"}, "after": {"name": "events"}, "after_unknown": {"column_family": true}}},
 	  {"address": "t.y", "mode": "managed", "type": "google_bigtable_table",
 	  "change": {"actions": ["delete"], "before": {"name": "events", "deletion_policy": "ABANDON"}, "after": null}}]}`
-	r, err := Check(strings.NewReader(plan), "i", "events", map[string]ttl.Strategy{"clicks": ttl.OneSecond()})
+	r, err := Check(strings.NewReader(plan), Where{Instance: "i", Table: "events"}, map[string]ttl.Strategy{"clicks": ttl.OneSecond()})
 	assert.True(t, errors.Is(err, policy.ErrFamilyMismatch), err)
 	assert.Equal(t, []string{"g.x unknown", "clicks unmanaged", "clicks t.x unknown"}, kinds(r))
 	assert.Equal(t, "unknown family: g.x: its table or column family is known only after apply", r.Findings[0].String())
@@ -286,7 +289,7 @@ func FuzzCheck(f *testing.F) {
 	f.Add([]byte(`{"format_version": "1.0", "values": {"root_module": {"resources": [{"mode": "managed", "type": "google_bigtable_gc_policy",
 	  "values": {"table": "events", "column_family": "clicks", "gc_rules": "{\"rules\":[{\"max_age\":\"1h\"}]}", "max_age": [1], "max_version": [null]}}]}}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		r, err := Check(strings.NewReader(string(in)), "my-instance", "events", five())
+		r, err := Check(strings.NewReader(string(in)), Where{Instance: "my-instance", Table: "events"}, five())
 		if r == nil && err == nil {
 			t.Fatal("no report and no error")
 		}
@@ -301,7 +304,7 @@ func TestCheckMutations(t *testing.T) {
 		raw, err := os.ReadFile(filepath.Join("testdata", "show", name))
 		require.NoError(t, err)
 		run := func(in []byte) {
-			r, err := Check(strings.NewReader(string(in)), "my-instance", "events", five())
+			r, err := Check(strings.NewReader(string(in)), Where{Instance: "my-instance", Table: "events"}, five())
 			if r == nil && err == nil {
 				t.Fatalf("%s: no report and no error for %s", name, in)
 			}
@@ -337,4 +340,71 @@ func TestCheckMutations(t *testing.T) {
 		walk(doc, func(n any) { doc = n })
 		assert.Greater(t, mutations, 1000, name)
 	}
+}
+
+// TestCheckNoResource checks a file in which no resource names the table,
+// as a mistyped -table gives: ErrNoResource, naming the tables the file
+// has, not a report of unmanaged families that passes.
+func TestCheckNoResource(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "show", "state-shrink.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := Check(f, Where{Instance: "my-instance", Table: "eventz"}, five())
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrNoResource), err)
+	assert.False(t, errors.Is(err, policy.ErrFamilyMismatch), err)
+	assert.Contains(t, err.Error(), `no resource of the Terraform state manages table "eventz"`)
+	assert.Contains(t, err.Error(), `the tables it has: "events", "other"`)
+	require.NotNil(t, r)
+	assert.Equal(t, []string{"events", "other"}, r.Tables)
+	assert.Empty(t, r.Findings)
+
+	// An empty state has no table at all.
+	_, err = Check(strings.NewReader(`{"format_version": "1.0"}`), Where{Table: "events"}, five())
+	assert.True(t, errors.Is(err, ErrNoResource), err)
+	assert.Contains(t, err.Error(), "it names no table")
+}
+
+// TestCheckProject checks that a resource of another project (its project,
+// or the project of its instance's path) or another instance is not the
+// table's, and that a resource that names no project matches any.
+func TestCheckProject(t *testing.T) {
+	state := `{"format_version": "1.0", "values": {"root_module": {"resources": [
+	  {"address": "a.p", "mode": "managed", "type": "google_bigtable_gc_policy", "values": {"project": "p", "instance_name": "i", "table": "events", "column_family": "clicks", "max_age": [{"days": 1}]}},
+	  {"address": "a.q", "mode": "managed", "type": "google_bigtable_gc_policy", "values": {"instance_name": "projects/q/instances/i", "table": "events", "column_family": "clicks", "max_age": [{"days": 2}]}},
+	  {"address": "a.n", "mode": "managed", "type": "google_bigtable_gc_policy", "values": {"instance_name": "i", "table": "events", "column_family": "clicks", "max_age": [{"days": 3}]}},
+	  {"address": "a.j", "mode": "managed", "type": "google_bigtable_gc_policy", "values": {"project": "q", "instance_name": "j", "table": "events", "column_family": "clicks", "max_age": [{"days": 4}]}}
+	]}}}`
+	one := map[string]ttl.Strategy{"clicks": ttl.DefaultExpiration(7 * 24 * time.Hour)}
+	for _, tt := range []struct {
+		where Where
+		want  []string
+	}{
+		{Where{Project: "p", Instance: "i", Table: "events"}, []string{"clicks a.n shorter-age", "clicks a.p shorter-age"}},
+		{Where{Project: "q", Instance: "i", Table: "events"}, []string{"clicks a.n shorter-age", "clicks a.q shorter-age"}},
+		{Where{Project: "q", Instance: "j", Table: "events"}, []string{"clicks a.j shorter-age"}},
+		{Where{Table: "events"}, []string{"clicks a.j shorter-age", "clicks a.n shorter-age", "clicks a.p shorter-age", "clicks a.q shorter-age"}},
+	} {
+		r, err := Check(strings.NewReader(state), tt.where, one)
+		require.Error(t, err, tt.where)
+		assert.Equal(t, tt.want, kinds(r), tt.where)
+	}
+	_, err := Check(strings.NewReader(state), Where{Project: "other", Instance: "j", Table: "events"}, one)
+	assert.True(t, errors.Is(err, ErrNoResource), err)
+}
+
+// TestCheckNotInTable checks that a table resource whose column_family
+// blocks lack a managed family is data loss, said plainly.
+func TestCheckNotInTable(t *testing.T) {
+	state := `{"format_version": "1.0", "values": {"root_module": {"resources": [
+	  {"address": "t.x", "mode": "managed", "type": "google_bigtable_table", "values": {"name": "events", "column_family": [{"family": "other"}]}}]}}}`
+	r, err := Check(strings.NewReader(state), Where{Table: "events"}, map[string]ttl.Strategy{"clicks": ttl.OneSecond()})
+	assert.True(t, errors.Is(err, policy.ErrDataLoss), err)
+	require.Len(t, r.Findings, 2)
+	assert.Equal(t, Unmanaged, r.Findings[0].Kind)
+	assert.True(t, NotInTable.Loss())
+	assert.True(t, r.Findings[1].Loss)
+	assert.Len(t, r.Losses(), 1)
+	assert.Equal(t, `family "clicks" (OneSecond()): t.x: data loss: the table's column_family blocks do not list the family: `+
+		`the first apply after the family exists deletes it and every cell in it`, r.Findings[1].String())
 }

@@ -101,3 +101,22 @@ func TestZeroTable(t *testing.T) {
 		assert.Equal(t, bigtable.BlockAllFilter().String(), tbl.ReadFilter(testkit.Base).String())
 	}
 }
+
+// TestOtherFamiliesTwoCalls checks that a name declared by two calls of
+// OtherFamilies is declared once, and that a family neither managed nor
+// declared is refused with the nearest name.
+func TestOtherFamiliesTwoCalls(t *testing.T) {
+	api := &testkit.Recorder{}
+	tbl, err := ttl.NewTable(api, map[string]ttl.Strategy{"sess": ttl.OneSecond()}, ttl.OtherFamilies("meta"), ttl.OtherFamilies("meta", "u"))
+	require.NoError(t, err)
+	m := ttl.NewMutation()
+	m.Set("metaa", "c", []byte("v"), ttl.Default)
+	err = tbl.Apply(context.Background(), "r", m)
+	assert.ErrorIs(t, err, ttl.ErrUnknownFamily)
+	assert.Contains(t, err.Error(), `"metaa" is neither managed nor declared with OtherFamilies (column "c") (did you mean "meta"?)`)
+	m = ttl.NewMutation()
+	m.Set("zzzzzz", "c", []byte("v"), ttl.Default)
+	err = tbl.Apply(context.Background(), "r", m)
+	assert.ErrorIs(t, err, ttl.ErrUnknownFamily)
+	assert.NotContains(t, err.Error(), "did you mean")
+}

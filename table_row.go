@@ -30,28 +30,18 @@ func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), 
 		return fmt.Errorf("%w: ApplyRow: nil fill function", ErrNilArgument)
 	}
 	st := rowStates.Get().(*rowState)
-	st.w.start(t, t.now())
-	if t.schedule != nil {
-		st.w.sched, st.w.row = newBatch(), row
-	}
+	c := &st.w
+	c.start(t, "ApplyRow")
+	c.begin(row)
 	st.begin()
 	fill(RowWriter{st, st.gen})
 	b, err := st.end("ApplyRow", row)
-	entries := st.w.sched
-	if entries != nil {
-		st.w.sched, st.w.row = nil, ""
+	if err == nil {
+		err = c.apply(ctx, row, b, opts)
 	}
+	c.done()
 	rowStates.Put(st)
-	if entries != nil {
-		if err == nil {
-			err = t.writeEntries(ctx, entries, "ApplyRow")
-		}
-		freeBatch(entries)
-	}
-	if err != nil {
-		return err
-	}
-	return t.tbl.Apply(ctx, row, b.m, opts...)
+	return err
 }
 
 // rowStates holds the states of ApplyRow calls between calls, so that a
@@ -120,11 +110,11 @@ func (r RowWriter) DeleteRow() {
 // A rowState is a row being written without a recipe: the row of an
 // ApplyRow call, or each row of an ApplyBatch call in turn.
 type rowState struct {
-	w    cellWriter // the call's now (and, for many rows, the slab of their mutations)
-	cur  built      // the row being written
-	err  error      // its first invalid change
-	open bool       // whether a row is being written
-	gen  uint64     // the rows it has served: a RowWriter of an earlier one does nothing
+	w    writeCall // the call: its now (and, for many rows, the slab of their mutations)
+	cur  built     // the row being written
+	err  error     // its first invalid change
+	open bool      // whether a row is being written
+	gen  uint64    // the rows it has served: a RowWriter of an earlier one does nothing
 }
 
 // begin starts a row, built into the writer's next mutation.

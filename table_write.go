@@ -19,14 +19,15 @@ func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigt
 	if err := t.check(ctx, "Apply"); err != nil {
 		return err
 	}
-	if t.schedule != nil {
-		return t.applyScheduled(ctx, row, m, opts)
-	}
-	b, err := t.build(t.now(), m, false)
+	var c writeCall
+	c.start(t, "Apply")
+	defer c.done()
+	c.begin(row)
+	b, err := c.build(m, false)
 	if err != nil {
 		return err
 	}
-	return t.transaction(t.tbl.Apply(ctx, row, b.m, opts...), "Apply of a conditional mutation (a CheckAndMutateRow)")
+	return c.apply(ctx, row, b, opts)
 }
 
 // A cellWriter builds the recipes of one call at the call's one reading of
@@ -122,13 +123,6 @@ func (w *cellWriter) drop(b built, err error) (built, error) {
 		*b.m = bigtable.Mutation{}
 	}
 	return built{}, err
-}
-
-// build turns a recipe into a bigtable.Mutation at now, or reports the
-// first invalid change in it.
-func (t *Table) build(now time.Time, m *Mutation, nested bool) (built, error) {
-	w := t.writer(now)
-	return w.build(m, nested)
 }
 
 // build turns a recipe into a bigtable.Mutation at the writer's now, or

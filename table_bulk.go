@@ -37,7 +37,7 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 		if m := muts[i]; m != nil && m.isCond() {
 			return built{}, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i])
 		}
-		return c.build(muts[i], false)
+		return c.build(muts[i], topLevel)
 	})
 }
 

@@ -39,12 +39,15 @@ func (t *Table) ApplyBatch(ctx context.Context, rows []string, fill func(i int, 
 	if fill == nil {
 		return nil, fmt.Errorf("%w: ApplyBatch: nil fill function", ErrNilArgument)
 	}
-	st := new(rowState)
+	st := t.rowState()
 	st.w.start(t, "ApplyBatch")
-	defer st.w.done()
-	return st.w.applyRows(ctx, rows, opts, func(i int) (built, error) {
+	errs, err = st.w.applyRows(ctx, rows, opts, func(i int) (built, error) {
 		st.begin()
 		fill(i, RowWriter{st, st.gen})
 		return st.end("ApplyBatch", rows[i])
 	})
+	st.w.done()
+	st.w.slab = nil // the rows' mutations are the caller's now
+	t.idle.Store(st)
+	return errs, err
 }

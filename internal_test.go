@@ -250,7 +250,7 @@ func TestBuildMatchesPlain(t *testing.T) {
 					if slab > 0 {
 						next = &w.slab[0]
 					}
-					got, err := w.build(m, false)
+					got, err := w.build(m, topLevel)
 					switch {
 					case (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error():
 						t.Fatalf("mutation %d %+v: error %v, want %v", i, ops, err, wantErr)

@@ -87,21 +87,42 @@ func (m *metrics) counterRead(ctx context.Context, family, call string) {
 	}
 }
 
-// renewal records the outcome of one renewal of a cell of family by call:
-// made, lost to a writer (conflict: its conditional write was sent and
-// refused), or failed with err.
-func (m *metrics) renewal(ctx context.Context, family, call string, made, conflict bool, err error) {
+// A renewal is the outcome of one renewal of a cell (Touch, KeepAlive).
+type renewal int
+
+const (
+	renewalFailed   renewal = iota // an error stopped it
+	renewalMade                    // the cell was rewritten
+	renewalLost                    // a writer won, seen before any write
+	renewalConflict                // a writer won: the conditional write was sent and refused
+)
+
+// rewritten returns the outcome of a renewal's conditional write, which
+// wrote (moved) or not, or failed with err.
+func rewritten(moved bool, err error) renewal {
+	switch {
+	case err != nil:
+		return renewalFailed
+	case moved:
+		return renewalMade
+	}
+	return renewalConflict
+}
+
+// renewal records the outcome r of one renewal of a cell of family by
+// call.
+func (m *metrics) renewal(ctx context.Context, family, call string, r renewal) {
 	if m == nil {
 		return
 	}
-	switch {
-	case err != nil:
+	switch r {
+	case renewalFailed:
 		m.add(ctx, m.failed, family, call)
-	case made:
+	case renewalMade:
 		m.add(ctx, m.renewals, family, call)
 	default:
 		m.add(ctx, m.lost, family, call)
-		if conflict {
+		if r == renewalConflict {
 			m.add(ctx, m.conflicts, family, call)
 		}
 	}

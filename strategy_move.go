@@ -104,7 +104,9 @@ func (m Move) rules() rules.Move {
 
 // sides returns the rules of the cells written before the move and after
 // it, each with its span of timestamps, and the boundary between them.
-func (m Move) sides() (old, new rules.Side, boundary bigtable.Timestamp) { return m.rules().Sides() }
+func (m Move) sides() (oldSide, newSide rules.Side, boundary bigtable.Timestamp) {
+	return m.rules().Sides()
+}
 
 // Timestamp returns the timestamp of a cell written at now with life:
 // before Start in the old encoding when it can hold the cell on its side of
@@ -119,13 +121,13 @@ func (m Move) Timestamp(now time.Time, life Lifetime) (bigtable.Timestamp, error
 	if err := m.valid(); err != nil {
 		return 0, err
 	}
-	old, new, _ := m.sides()
+	oldSide, newSide, _ := m.sides()
 	type encoding struct {
 		rule rules.Side
 		s    Strategy // nil: the old cells of a family without a strategy
 	}
 	started := !now.Before(m.Start)
-	order := []encoding{{new, m.To}, {old, m.From}}
+	order := []encoding{{newSide, m.To}, {oldSide, m.From}}
 	if _, toVersions := m.To.Versions(); toVersions && started {
 		// Real timestamps written after the start would outrank every
 		// sequence number: from then on, only versions.
@@ -236,9 +238,9 @@ func (m Move) Filter(now time.Time) bigtable.Filter {
 	if m.valid() != nil {
 		return bigtable.BlockAllFilter()
 	}
-	old, new, _ := m.sides()
+	oldSide, newSide, _ := m.sides()
 	var branches []bigtable.Filter
-	for _, r := range []rules.Side{old, new} {
+	for _, r := range []rules.Side{oldSide, newSide} {
 		if f := r.Filter(now); f != nil {
 			branches = append(branches, f)
 		}
@@ -271,11 +273,11 @@ func (m Move) GCPolicy() bigtable.GCPolicy {
 // ExpiresAt returns the expiry of a cell stamped ts by the rule of its side
 // of the boundary.
 func (m Move) ExpiresAt(ts bigtable.Timestamp) (time.Time, bool) {
-	old, new, _ := m.sides()
-	if old.Span.Contains(ts) {
-		return old.Expiry(ts)
+	oldSide, newSide, _ := m.sides()
+	if oldSide.Span.Contains(ts) {
+		return oldSide.Expiry(ts)
 	}
-	return new.Expiry(ts)
+	return newSide.Expiry(ts)
 }
 
 // Versions returns the new strategy's.
@@ -365,9 +367,9 @@ func (m Move) rule() rules.Strategy { return m.rules().Strategy() }
 // timestamps to sequence numbers, the old cells of its column: they would
 // otherwise outrank every sequence number.
 func (m Move) supersedes(ts bigtable.Timestamp) (rules.Range, bool) {
-	old, new, _ := m.sides()
-	if m.From == nil && new.Kind == rules.ByVersions && new.Span.Contains(ts) {
-		return old.Span, true
+	oldSide, newSide, _ := m.sides()
+	if m.From == nil && newSide.Kind == rules.ByVersions && newSide.Span.Contains(ts) {
+		return oldSide.Span, true
 	}
 	return rules.Range{}, false
 }
@@ -383,15 +385,15 @@ func (m Move) readModifyWrite(now time.Time, margin time.Duration) (bool, []rule
 	if m.valid() != nil {
 		return false, nil
 	}
-	old, new, _ := m.sides()
-	onOld := old.Span.Contains(bigtable.Time(now.Add(-m.Skew)))
-	if onOld != old.Span.Contains(bigtable.Time(now.Add(m.Skew))) {
+	oldSide, newSide, _ := m.sides()
+	onOld := oldSide.Span.Contains(bigtable.Time(now.Add(-m.Skew)))
+	if onOld != oldSide.Span.Contains(bigtable.Time(now.Add(m.Skew))) {
 		return false, nil
 	}
-	r := new
+	r := newSide
 	if onOld {
-		r = old
+		r = oldSide
 	}
 	ok := r.Kind == rules.ByTime && r.Time.ServerTimestamps() || r.Kind == rules.None && m.From == nil
-	return ok, append(old.Expired(now.Add(margin)), new.Expired(now.Add(margin))...)
+	return ok, append(oldSide.Expired(now.Add(margin)), newSide.Expired(now.Add(margin))...)
 }

@@ -39,35 +39,15 @@ func (t *Table) ApplyBatch(ctx context.Context, rows []string, fill func(i int, 
 	if fill == nil {
 		return nil, fmt.Errorf("%w: ApplyBatch: nil fill function", ErrNilArgument)
 	}
-	st := &rowState{w: t.writer(t.now())}
-	w := bulkWriter{tbl: t.tbl, opts: opts, rows: rows}
-	if t.schedule != nil {
-		st.w.sched = newBatch()
-		defer freeBatch(st.w.sched)
-		w.hold(len(rows))
-	}
-	for i := range rows {
-		st.w.refill(len(rows) - i)
-		var mark int
-		if st.w.sched != nil {
-			st.w.row, mark = rows[i], st.w.sched.Len()
-		}
+	st := t.rowState()
+	st.w.start(t, "ApplyBatch")
+	errs, err = st.w.applyRows(ctx, rows, opts, func(i int) (built, error) {
 		st.begin()
 		fill(i, RowWriter{st, st.gen})
-		b, err := st.end("ApplyBatch", rows[i])
-		if err != nil {
-			if st.w.sched != nil {
-				st.w.sched.Trim(mark) // a row not written has no entry
-			}
-			st.w.drop(b, nil)
-			w.fail(i, err)
-			continue
-		}
-		w.add(ctx, i, st.w.keep(b))
-	}
-	if st.w.sched != nil {
-		w.release(ctx, t, st.w.sched, "ApplyBatch")
-	}
-	w.send(ctx)
-	return w.result()
+		return st.end("ApplyBatch", rows[i])
+	})
+	st.w.done()
+	st.w.slab = nil // the rows' mutations are the caller's now
+	t.idle.Store(st)
+	return errs, err
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"cloud.google.com/go/bigtable"
-
-	"github.com/cellttl/ttl/schedule"
 )
 
 // ApplyBulk applies muts[i] to rows[i], each atomically, all with the
@@ -32,38 +30,15 @@ func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, 
 	if len(rows) != len(muts) {
 		return nil, fmt.Errorf("%w: ApplyBulk: %d rows but %d mutations", ErrInvalidMutation, len(rows), len(muts))
 	}
-	bw := t.writer(t.now())
-	w := bulkWriter{tbl: t.tbl, opts: opts, rows: rows}
-	if t.schedule != nil {
-		bw.sched = newBatch()
-		defer freeBatch(bw.sched)
-		w.hold(len(rows))
-	}
-	for i, m := range muts {
-		if m != nil && m.isCond() {
-			w.fail(i, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i]))
-			continue
+	var c writeCall
+	c.start(t, "ApplyBulk")
+	defer c.done()
+	return c.applyRows(ctx, rows, opts, func(i int) (built, error) {
+		if m := muts[i]; m != nil && m.isCond() {
+			return built{}, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i])
 		}
-		bw.refill(len(muts) - i)
-		var mark int
-		if bw.sched != nil {
-			bw.row, mark = rows[i], bw.sched.Len()
-		}
-		b, err := bw.build(m, false)
-		if err != nil {
-			if bw.sched != nil {
-				bw.sched.Trim(mark) // a row not written has no entry
-			}
-			w.fail(i, err)
-			continue
-		}
-		w.add(ctx, i, b)
-	}
-	if bw.sched != nil {
-		w.release(ctx, t, bw.sched, "ApplyBulk")
-	}
-	w.send(ctx)
-	return w.result()
+		return c.build(muts[i], topLevel)
+	})
 }
 
 // maxBulkChanges is the most changes the bigtable client sends in one
@@ -102,16 +77,16 @@ func (w *bulkWriter) hold(n int) {
 	w.holding, w.held = true, make([]heldRow, 0, n)
 }
 
-// release writes the entries of the rows held, then sends the rows; if
-// the entries fail, no row is sent and each has the error, which is the
-// call's (as a request that failed as a whole).
-func (w *bulkWriter) release(ctx context.Context, t *Table, entries *schedule.Batch, call string) {
+// release writes the entries of call c, whose rows are held, then sends
+// the rows; if the entries fail, no row is sent and each has the error,
+// which is the call's (as a request that failed as a whole).
+func (w *bulkWriter) release(ctx context.Context, c *writeCall) {
 	held := w.held
 	w.holding, w.held = false, nil
 	if len(held) == 0 {
 		return
 	}
-	if err := t.writeEntries(ctx, entries, call); err != nil {
+	if err := c.entries(ctx); err != nil {
 		for _, h := range held {
 			w.fail(h.i, err)
 		}

@@ -119,7 +119,7 @@ func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, 
 		ts, err := t.stamp(s, rn.now, until, family, it.Column)
 		if err != nil {
 			rn.failed.add(r.Key(), it.Column, err)
-			t.metrics.renewal(ctx, family, callKeepAlive, false, false, err)
+			t.metrics.renewal(ctx, family, callKeepAlive, renewalFailed)
 			continue
 		}
 		missing = append(missing, i)
@@ -131,7 +131,7 @@ func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, 
 	if err := t.scheduleRewrites(ctx, r.Key(), family, "KeepAlive's renewal", stamps...); err != nil {
 		for _, i := range missing {
 			rn.failed.add(r.Key(), items[i].Column, err)
-			t.metrics.renewal(ctx, family, callKeepAlive, false, false, err)
+			t.metrics.renewal(ctx, family, callKeepAlive, renewalFailed)
 		}
 		return
 	}
@@ -139,7 +139,7 @@ func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, 
 	if err != nil {
 		for _, i := range missing {
 			rn.failed.add(r.Key(), items[i].Column, err)
-			t.metrics.renewal(ctx, family, callKeepAlive, false, false, err)
+			t.metrics.renewal(ctx, family, callKeepAlive, renewalFailed)
 		}
 		return
 	}
@@ -153,18 +153,18 @@ func (t *Table) renewFamily(ctx context.Context, r bigtable.Row, family string, 
 			stored, storedWritten, ok, err := t.newestLive(ctx, s, r.Key(), family, qualifier, rn.now)
 			if err != nil {
 				rn.failed.add(r.Key(), cell.Column, err)
-				t.metrics.renewal(ctx, family, callKeepAlive, false, false, err)
+				t.metrics.renewal(ctx, family, callKeepAlive, renewalFailed)
 				continue
 			}
 			if !ok || stored.Timestamp != cell.Timestamp {
-				t.metrics.renewal(ctx, family, callKeepAlive, false, false, nil) // a writer won
+				t.metrics.renewal(ctx, family, callKeepAlive, renewalLost) // a writer won
 				continue
 			}
 			cell.Value, written[k] = stored.Value, storedWritten
 		}
 		moved, err := t.rewrite(ctx, s, r.Key(), family, qualifier, cell, written[k], stamps[k], rn.now)
 		err = t.transaction(err, "KeepAlive's renewal (a CheckAndMutateRow)")
-		t.metrics.renewal(ctx, family, callKeepAlive, moved, true, err)
+		t.metrics.renewal(ctx, family, callKeepAlive, rewritten(moved, err))
 		switch {
 		case err != nil:
 			rn.failed.add(r.Key(), items[i].Column, err)

@@ -3,7 +3,6 @@ package ttl
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"cloud.google.com/go/bigtable"
 )
@@ -29,36 +28,34 @@ func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), 
 	if fill == nil {
 		return fmt.Errorf("%w: ApplyRow: nil fill function", ErrNilArgument)
 	}
-	st := rowStates.Get().(*rowState)
-	st.w.start(t, t.now())
-	if t.schedule != nil {
-		st.w.sched, st.w.row = newBatch(), row
-	}
+	st := t.rowState()
+	c := &st.w
+	c.start(t, "ApplyRow")
+	c.begin(row)
 	st.begin()
 	fill(RowWriter{st, st.gen})
 	b, err := st.end("ApplyRow", row)
-	entries := st.w.sched
-	if entries != nil {
-		st.w.sched, st.w.row = nil, ""
+	if err == nil {
+		err = c.apply(ctx, row, b, opts)
 	}
-	rowStates.Put(st)
-	if entries != nil {
-		if err == nil {
-			err = t.writeEntries(ctx, entries, "ApplyRow")
-		}
-		freeBatch(entries)
-	}
-	if err != nil {
-		return err
-	}
-	return t.tbl.Apply(ctx, row, b.m, opts...)
+	c.done()
+	t.idle.Store(st)
+	return err
 }
 
-// rowStates holds the states of ApplyRow calls between calls, so that a
-// call allocates only its bigtable.Mutation, as the raw client's write
-// does. A state's generation tells a RowWriter of an ended call from one
-// of the call using it now.
-var rowStates = sync.Pool{New: func() any { return new(rowState) }}
+// rowState returns a state for a call that writes rows without a recipe:
+// the table's idle one, which its last such call left, or a new one.
+// The table keeps one, so that a call allocates only its rows'
+// bigtable.Mutations, as the raw client's write does, and finds its
+// writer's family lookup still made. Concurrent calls find none and make
+// their own. A state's generation tells a RowWriter of an ended call from
+// one of the call using it now.
+func (t *Table) rowState() *rowState {
+	if st := t.idle.Swap(nil); st != nil {
+		return st
+	}
+	return new(rowState)
+}
 
 // A RowWriter writes the changes of one row, the row of an ApplyRow call
 // or a row of an ApplyBatch call, building each into the row's
@@ -120,11 +117,11 @@ func (r RowWriter) DeleteRow() {
 // A rowState is a row being written without a recipe: the row of an
 // ApplyRow call, or each row of an ApplyBatch call in turn.
 type rowState struct {
-	w    cellWriter // the call's now (and, for many rows, the slab of their mutations)
-	cur  built      // the row being written
-	err  error      // its first invalid change
-	open bool       // whether a row is being written
-	gen  uint64     // the rows it has served: a RowWriter of an earlier one does nothing
+	w    writeCall // the call: its now (and, for many rows, the slab of their mutations)
+	cur  built     // the row being written
+	err  error     // its first invalid change
+	open bool      // whether a row is being written
+	gen  uint64    // the rows it has served: a RowWriter of an earlier one does nothing
 }
 
 // begin starts a row, built into the writer's next mutation.
@@ -133,7 +130,7 @@ func (st *rowState) begin() { st.cur, st.err, st.open = st.w.newBuilt(), nil, tr
 // end ends the row and returns it, or its error: its first invalid
 // change, or none at all (call names the call in the message). Writers of
 // the row now do nothing, and st keeps neither its mutation nor its error
-// (while it waits in rowStates, say); it keeps the table and the strategy
+// (while it waits in the table, idle, say); it keeps the table and the strategy
 // its writer last looked up, so that the next call on the table needs no
 // lookup.
 func (st *rowState) end(call, row string) (built, error) {

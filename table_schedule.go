@@ -161,23 +161,6 @@ func (t *Table) writeEntries(ctx context.Context, b *schedule.Batch, call string
 	return nil
 }
 
-// applyScheduled is Apply on a table with a schedule: the entries of m's
-// cells (of both branches of a conditional m), then m.
-func (t *Table) applyScheduled(ctx context.Context, row string, m *Mutation, opts []bigtable.ApplyOption) error {
-	b := newBatch()
-	defer freeBatch(b)
-	w := t.writer(t.now())
-	w.sched, w.row = b, row
-	built, err := w.build(m, false)
-	if err != nil {
-		return err
-	}
-	if err := t.writeEntries(ctx, b, "Apply"); err != nil {
-		return err
-	}
-	return t.transaction(t.tbl.Apply(ctx, row, built.m, opts...), "Apply of a conditional mutation (a CheckAndMutateRow)")
-}
-
 // scheduleRewrites writes the entries of the cells of family, a managed
 // family, in row that a Touch or a renewal (call) is about to rewrite
 // with stamps, when the family is scheduled.

@@ -68,19 +68,19 @@ func (t *Table) Touch(ctx context.Context, row, family, column string, life Life
 	}
 	cell, written, ok, err := t.newestLive(ctx, s, row, family, column, now)
 	if err != nil {
-		t.metrics.renewal(ctx, family, callTouch, false, false, err)
+		t.metrics.renewal(ctx, family, callTouch, renewalFailed)
 		return false, err
 	}
 	if !ok {
 		return false, nil // nothing to renew
 	}
 	if err := t.scheduleRewrites(ctx, row, family, "Touch", ts); err != nil {
-		t.metrics.renewal(ctx, family, callTouch, false, false, err)
+		t.metrics.renewal(ctx, family, callTouch, renewalFailed)
 		return false, err
 	}
 	moved, err := t.rewrite(ctx, s, row, family, column, cell, written, ts, now)
 	err = t.transaction(err, "Touch (a CheckAndMutateRow)")
-	t.metrics.renewal(ctx, family, callTouch, moved, true, err)
+	t.metrics.renewal(ctx, family, callTouch, rewritten(moved, err))
 	switch {
 	case err != nil:
 		return false, err

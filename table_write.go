@@ -19,14 +19,15 @@ func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigt
 	if err := t.check(ctx, "Apply"); err != nil {
 		return err
 	}
-	if t.schedule != nil {
-		return t.applyScheduled(ctx, row, m, opts)
-	}
-	b, err := t.build(t.now(), m, false)
+	var c writeCall
+	c.start(t, "Apply")
+	defer c.done()
+	c.begin(row)
+	b, err := c.build(m, topLevel)
 	if err != nil {
 		return err
 	}
-	return t.transaction(t.tbl.Apply(ctx, row, b.m, opts...), "Apply of a conditional mutation (a CheckAndMutateRow)")
+	return c.apply(ctx, row, b, opts)
 }
 
 // A cellWriter builds the recipes of one call at the call's one reading of
@@ -124,16 +125,18 @@ func (w *cellWriter) drop(b built, err error) (built, error) {
 	return built{}, err
 }
 
-// build turns a recipe into a bigtable.Mutation at now, or reports the
-// first invalid change in it.
-func (t *Table) build(now time.Time, m *Mutation, nested bool) (built, error) {
-	w := t.writer(now)
-	return w.build(m, nested)
-}
+// Whether a recipe being built is a branch of a conditional one, which
+// cannot be conditional itself.
+type nesting bool
+
+const (
+	topLevel nesting = false // a call's own Mutation
+	inBranch nesting = true  // a branch of a conditional Mutation
+)
 
 // build turns a recipe into a bigtable.Mutation at the writer's now, or
 // reports the first invalid change in it.
-func (w *cellWriter) build(m *Mutation, nested bool) (built, error) {
+func (w *cellWriter) build(m *Mutation, nested nesting) (built, error) {
 	if m == nil {
 		return built{}, fmt.Errorf("%w: nil mutation", ErrInvalidMutation)
 	}
@@ -172,9 +175,9 @@ func (w *cellWriter) build(m *Mutation, nested bool) (built, error) {
 
 // buildCond builds a conditional mutation whose predicate sees only the
 // cells live at now.
-func (w *cellWriter) buildCond(m *Mutation, nested bool) (built, error) {
+func (w *cellWriter) buildCond(m *Mutation, nested nesting) (built, error) {
 	switch {
-	case nested:
+	case nested == inBranch:
 		return built{}, fmt.Errorf("%w: a conditional mutation cannot be a branch of another", ErrInvalidMutation)
 	case !m.empty():
 		return built{}, fmt.Errorf("%w: a conditional mutation has no changes of its own; put them in its branches", ErrInvalidMutation)
@@ -185,7 +188,7 @@ func (w *cellWriter) buildCond(m *Mutation, nested bool) (built, error) {
 		if branch == nil || !branch.isCond() && branch.empty() {
 			continue
 		}
-		b, err := w.build(branch, true)
+		b, err := w.build(branch, inBranch)
 		if err != nil {
 			return built{}, err
 		}

@@ -366,7 +366,7 @@ func (m *ctrModel) applyCond(row string, yes, no *ctrMut, now time.Time) (bool, 
 }
 
 func (m *ctrModel) anyLive(row string, now time.Time) bool {
-	for _, c := range m.columns(false) {
+	for _, c := range m.columns(storedColumns) {
 		for ts := range m.cells[c] {
 			if c.row == row && m.live(ctrFamilyNamed(c.fam), ts, now) {
 				return true
@@ -463,7 +463,7 @@ func (m *ctrModel) sumCounter(c ctrCol, w ttl.Window, n int, now time.Time) (int
 // of every row when row is "".
 func (m *ctrModel) rowCells(row string, now time.Time) []string {
 	var out []string
-	for _, c := range m.columns(false) {
+	for _, c := range m.columns(storedColumns) {
 		if row != "" && c.row != row {
 			continue
 		}
@@ -512,6 +512,9 @@ func (m *ctrModel) hidden(c ctrCol, now time.Time) int {
 	return n
 }
 
+// storedColumns asks columns for every column with a cell, live or not.
+const storedColumns = false
+
 // columns returns the columns that hold cells (live ones, when live),
 // sorted.
 func (m *ctrModel) columns(live bool) []ctrCol {
@@ -540,7 +543,7 @@ func (m *ctrModel) columns(live bool) []ctrCol {
 // "row family:column@timestamp", or "".
 func (m *ctrModel) gc(now time.Time) string {
 	var broken string
-	for _, c := range m.columns(false) {
+	for _, c := range m.columns(storedColumns) {
 		f := ctrFamilyNamed(c.fam)
 		for ts := range m.cells[c] {
 			if ts >= now.UnixMicro()-f.gc.Microseconds() {

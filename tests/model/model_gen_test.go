@@ -225,6 +225,12 @@ func (g *gen) nearExpiry(row string) (fam, col, value string, ok bool) {
 	return n[0], n[1], n[2], true
 }
 
+// How cond chooses the column a conditional mutation tests.
+const (
+	aimNear = true  // a column whose cell is about to be hidden
+	aimAny  = false // that, half the time; any column otherwise
+)
+
 // cond makes a conditional mutation; an aimed one tests a column whose
 // cell is about to be hidden.
 func (g *gen) cond(row string, aimed bool) *mutSpec {
@@ -339,7 +345,7 @@ func (g *gen) op() op {
 	row := testkit.Pick(g.r, modelRows...)
 	if g.condNext != "" { // a condition on a row whose cell the clock was just moved to
 		row, g.condNext = g.condNext, ""
-		return op{kind: opApply, row: row, mut: g.cond(row, true)}
+		return op{kind: opApply, row: row, mut: g.cond(row, aimNear)}
 	}
 	if g.sliding {
 		if o, ok := g.slidingOp(row); ok {
@@ -356,7 +362,7 @@ func (g *gen) op() op {
 			g.condNext = row
 			return op{kind: opClock, at: at}
 		}
-		return op{kind: opApply, row: row, mut: g.cond(row, false)}
+		return op{kind: opApply, row: row, mut: g.cond(row, aimAny)}
 	case x < 64:
 		o := op{kind: opBulk}
 		for _, i := range g.r.Perm(len(modelRows))[:1+g.r.IntN(len(modelRows))] {
@@ -365,7 +371,7 @@ func (g *gen) op() op {
 			case 0:
 				o.muts = append(o.muts, &mutSpec{isNil: true})
 			case 1:
-				o.muts = append(o.muts, g.cond(modelRows[i], false))
+				o.muts = append(o.muts, g.cond(modelRows[i], aimAny))
 			default:
 				o.muts = append(o.muts, g.plain())
 			}

@@ -107,8 +107,9 @@ func saltShards() []scan.Shard {
 }
 
 // salt reads shard i of a scheduled round: salt i's entries, then the rows
-// they name after after, a few hundred a request, judging each row read
-// and recording the rows in batches, as shard does.
+// they name after after, a few hundred a request and a few requests at
+// once (readRows), judging each row read in key order and recording the
+// rows in batches, as shard does.
 func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.ShardProgress) error {
 	served, err := r.entries(ctx, i, c)
 	if err != nil {
@@ -122,9 +123,7 @@ func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.S
 	}
 	sort.Strings(rows)
 	b := batch{after: after}
-	for len(rows) > 0 {
-		chunk := rows[:min(rowsPerRead, len(rows))]
-		rows = rows[len(chunk):]
+	err = r.readRows(ctx, rows, c, func(chunk []string, read []bigtable.Row) error {
 		// The rows of the chunk up to the one read, read or not (a row
 		// with nothing expired in the window is not returned), are
 		// served: their entries go with the row's batch.
@@ -136,21 +135,21 @@ func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.S
 				}
 			}
 		}
-		read, err := scan.ReadSet(ctx, r.s.data, bigtable.RowList(chunk), r.filter, c, func(row bigtable.Row) error {
+		for _, row := range read {
 			serve(row.Key())
-			return r.judge(ctx, i, t, &b, row)
-		})
-		r.addRead(read)
-		if err != nil {
-			return err
+			if err := r.judge(ctx, i, t, &b, row); err != nil {
+				return err
+			}
 		}
 		serve(chunk[len(chunk)-1])
 		b.after = chunk[len(chunk)-1]
 		if b.full(r.s.o.Batch) {
-			if err := r.flush(ctx, i, t, &b, false); err != nil {
-				return err
-			}
+			return r.flush(ctx, i, t, &b, false)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return r.flush(ctx, i, t, &b, true)
 }

@@ -99,6 +99,7 @@ type Sweeper struct {
 	work                       string
 	sleep                      func(ctx context.Context, d time.Duration) error
 	m                          *metrics // nil records nothing
+	reads                      rowReads // how a scheduled round reads rows; zero: the defaults
 
 	mu sync.Mutex // held by Once
 }

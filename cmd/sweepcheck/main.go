@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -185,6 +187,9 @@ func judgeCmd(fs *flag.FlagSet, stdout io.Writer) func() error {
 	events := fs.String("events", "events.jsonl", "the stamped events, from stamp")
 	gaps := fs.String("gaps", "", "a file of lines \"FROM UNTIL\" (RFC 3339): when no sweep ran")
 	bound := fs.Duration("bound", 25*time.Second, "the longest delay allowed: a period, the margin and a scan")
+	p99 := fs.Bool("p99", false, "hold the 99th percentile of the delays to -bound, not each delay")
+	interrupted := fs.String("interrupted", "", "the runs killed or paused, comma-separated, when several replicas ran:\n"+
+		"an event printed again must come from or after one of them")
 	return func() error {
 		var sessions map[string]time.Time
 		b, err := os.ReadFile(*ledger)
@@ -202,7 +207,18 @@ func judgeCmd(fs *flag.FlagSet, stdout io.Writer) func() error {
 		if err != nil {
 			return err
 		}
-		v := judge(sessions, evs, gs, *bound)
+		s := standard{gaps: gs, bound: *bound, p99: *p99}
+		if *interrupted != "" {
+			s.interrupted = map[int]bool{}
+			for _, f := range strings.Split(*interrupted, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil {
+					return fmt.Errorf("-interrupted: %q is not a run number", f)
+				}
+				s.interrupted[n] = true
+			}
+		}
+		v := judge(sessions, evs, s)
 		fmt.Fprintln(stdout, v)
 		if !v.ok() {
 			return errors.New("the events do not match the sessions")

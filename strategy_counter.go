@@ -28,6 +28,13 @@ import (
 // NewTable refuses it with ErrInvalidStrategy.
 func Counter(s Strategy) Strategy { return counterStrategy{s} }
 
+// IsCounter reports whether s is a Counter strategy (with or without a
+// Grace), whose cells hold 8-byte big-endian int64 sums.
+func IsCounter(s Strategy) bool {
+	_, ok := s.(counterStrategy)
+	return ok
+}
+
 type counterStrategy struct {
 	s Strategy
 }

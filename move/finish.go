@@ -32,8 +32,8 @@ func (f *Family) Finish(ctx context.Context) (*Report, error) {
 		r.Actions = append(r.Actions, "nothing to do: the family has the new strategy's policy")
 		return r, nil
 	case r.OldLive.Cells > 0 && !opts.AllowDataLoss:
-		return r, fmt.Errorf("%w: move.Family.Finish: table %q, family %q: %s of the old rule are live (the latest until %s); rewrite them, wait, or allow the loss (AllowDataLoss)",
-			policy.ErrDataLoss, f.table, f.family, text.Plural(int(r.OldLive.Cells), "cell", "cells"), text.Time(r.LastExpiry.Add(m.Skew)))
+		return r, fmt.Errorf("move.Family.Finish: %w", &policy.OptionError{Err: fmt.Errorf("%w: table %q, family %q: %s of the old rule are live (the latest until %s); rewrite them or wait",
+			policy.ErrDataLoss, f.table, f.family, text.Plural(int(r.OldLive.Cells), "cell", "cells"), text.Time(r.LastExpiry.Add(m.Skew))), Option: policy.AllowDataLoss})
 	}
 	if r.OldLive.Cells > 0 {
 		r.Actions = append(r.Actions, fmt.Sprintf("%s of the old rule are lost", text.Plural(int(r.OldLive.Cells), "live cell", "live cells")))

@@ -30,6 +30,10 @@ import (
 	"github.com/cellttl/ttl/scan"
 )
 
+// Checkpoint is Options.Checkpoint, as a refusal that a checkpoint lifts
+// names it (policy.OptionError).
+const Checkpoint policy.Option = "Options.Checkpoint"
+
 // Options configures the steps. The zero value reads time.Now, makes the
 // changes, and refuses to finish while old cells are live.
 type Options struct {

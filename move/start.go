@@ -32,8 +32,8 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 	opts := f.opts
 	if r.Misplaced.Cells > 0 {
 		if opts.Checkpoint == nil {
-			return r, fmt.Errorf("%w: move.Family.Start: %s stamped above the boundary must be rewritten, and that needs a checkpoint (Options.Checkpoint): a rewritten cell cannot be told from one still to rewrite",
-				ttl.ErrInvalidOption, text.Plural(int(r.Misplaced.Cells), "old cell", "old cells"))
+			return r, fmt.Errorf("move.Family.Start: %w", &policy.OptionError{Err: fmt.Errorf("%w: %s stamped above the boundary must be rewritten, and that needs a checkpoint: a rewritten cell cannot be told from one still to rewrite",
+				ttl.ErrInvalidOption, text.Plural(int(r.Misplaced.Cells), "old cell", "old cells")), Option: Checkpoint})
 		}
 		if opts.DryRun {
 			r.Actions = append(r.Actions, fmt.Sprintf("rewrite %s stamped at or above the boundary", text.Plural(int(r.Misplaced.Cells), "old cell", "old cells")))

@@ -277,8 +277,8 @@ func (p *Plan) refuse(allowed bool) error {
 		}
 	}
 	if len(refused) > 0 {
-		return fmt.Errorf("%w: table %q: %s; nothing changed (allow it with AllowDataLoss)",
-			ErrDataLoss, p.Table, strings.Join(refused, "; "))
+		return &OptionError{Err: fmt.Errorf("%w: table %q: %s; nothing changed",
+			ErrDataLoss, p.Table, strings.Join(refused, "; ")), Option: AllowDataLoss}
 	}
 	return nil
 }

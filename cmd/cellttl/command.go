@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/bigtable"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
 )
 
@@ -39,7 +40,7 @@ type command struct {
 // family that does not exist, a policy that does not match or a change
 // that would lose data is refused.
 func fail(stderr io.Writer, name string, err error) int {
-	fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
+	fmt.Fprintf(stderr, "cellttl %s: %s\n", name, message(err))
 	return exitOf(err)
 }
 
@@ -55,12 +56,24 @@ func exitOf(err error) int {
 	return exitFailed
 }
 
-// flagWords spells the library's options, which its messages name, as the
-// flags that set them, and drops the names of the move's Go methods, which
-// the command line calls steps.
-var flagWords = strings.NewReplacer("AllowDataLoss", "-allow-data-loss", "IgnoreWarnings", "-ignore-warnings",
-	"(Options.Checkpoint)", "(-checkpoint)", "Options.Checkpoint", "-checkpoint",
-	"move.Family.Start: ", "", "move.Family.Rewrite: ", "", "move.Family.Finish: ", "")
+// message returns err as the command prints it: a refusal that a flag
+// lifts (policy.OptionError) says the flag, not the library's option, and
+// drops the Go names wrapped around it.
+func message(err error) string {
+	var oe *policy.OptionError
+	if errors.As(err, &oe) {
+		if flag, ok := optionFlags[oe.Option]; ok {
+			return fmt.Sprintf("%v (allow it with %s)", oe.Err, flag)
+		}
+	}
+	return err.Error()
+}
+
+// optionFlags are the flags that set the options a refusal names.
+var optionFlags = map[policy.Option]string{
+	policy.AllowDataLoss: "-allow-data-loss",
+	move.Checkpoint:      "-checkpoint",
+}
 
 // adminClient connects to the instance's table admin API.
 func adminClient(ctx context.Context, c *config) (*bigtable.AdminClient, error) {

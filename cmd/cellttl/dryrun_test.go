@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"cloud.google.com/go/bigtable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cellttl/ttl/move"
+	"github.com/cellttl/ttl/policy"
 )
 
 // TestDryRuns is issue 21's third finding: a dry run says what it would
@@ -37,7 +41,7 @@ func TestDryRuns(t *testing.T) {
 	assert.Equal(t, exitMismatch, code)
 	assert.Contains(t, stdout, "; dry run, nothing changed\n")
 	assert.Contains(t, stderr, "3 cells of the old rule are live")
-	assert.Contains(t, stderr, "or allow the loss (-allow-data-loss)", "the flag, not the Go field")
+	assert.Contains(t, stderr, "rewrite them or wait (allow it with -allow-data-loss)", "the flag, not the Go field")
 	assert.NotContains(t, stderr, "move.Family", "steps, not Go methods")
 	assert.Contains(t, stderr, "cellttl move finish: dry run: with -apply this step would be refused; nothing changed\n")
 	assert.Equal(t, "", policies(t, e.Admin)["sess"])
@@ -60,11 +64,16 @@ func TestDryRuns(t *testing.T) {
 	assert.Contains(t, stdout, "refused")
 	assert.NotContains(t, stderr, "AllowDataLoss")
 	assert.Contains(t, stderr, "(allow it with -allow-data-loss)")
-	assert.Equal(t, "cellttl x: move: (-checkpoint) -allow-data-loss -ignore-warnings\n", func() string {
+	// A refusal is recognised by its type, wrapped or not; other errors
+	// print as they are.
+	refusal := &policy.OptionError{Err: errors.New("refused"), Option: move.Checkpoint}
+	assert.Equal(t, "cellttl x: refused (allow it with -checkpoint)\n", func() string {
 		var b strings.Builder
-		fail(&b, "x", fmt.Errorf("move: (Options.Checkpoint) AllowDataLoss IgnoreWarnings"))
+		fail(&b, "x", fmt.Errorf("move.Family.Start: %w", refusal))
 		return b.String()
 	}())
+	assert.Equal(t, "plain AllowDataLoss", message(errors.New("plain AllowDataLoss")))
+	assert.Equal(t, "refused (allow it with Elsewhere)", message(&policy.OptionError{Err: errors.New("refused"), Option: "Elsewhere"}))
 }
 
 // TestFlagHelp checks that every flag's help reads as English: a value's

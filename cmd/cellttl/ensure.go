@@ -138,7 +138,7 @@ func runEnsure(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 func ensureStatus(c *config, plan *policy.Plan, err error, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, policy.ErrDataLoss):
-		fmt.Fprintf(stderr, "cellttl ensure: %s\n", flagWords.Replace(err.Error()))
+		fmt.Fprintf(stderr, "cellttl ensure: %s\n", message(err))
 		fmt.Fprintln(stderr, "cellttl ensure: refused, nothing changed; run again with -allow-data-loss to accept the loss")
 		fmt.Fprintln(stderr, "cellttl ensure: to change the strategy of a family that holds data without losing any, move it online:")
 		fmt.Fprintln(stderr, "  \"cellttl help move\", and the guide docs/moves.md")

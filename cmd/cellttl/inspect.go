@@ -193,10 +193,10 @@ func renderInspect(w io.Writer, c *config, at time.Time, families string, cells 
 
 // describeCell returns the FAMILY to READ columns of a stored cell; rank is
 // the number of newer cells in its column, read whether a read through the
-// library returned it.
+// library returned it, and why not as the library says.
 func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem, rank int, at time.Time, read bool) []string {
 	qualifier := strings.TrimPrefix(it.Column, family+":")
-	ts, expires, left, why := text.Time(it.Timestamp.Time()), "-", "-", ""
+	ts, expires, left := text.Time(it.Timestamp.Time()), "-", "-"
 	s, managed := c.families.Strategies[family]
 	var versions int
 	seqnum := false
@@ -209,10 +209,9 @@ func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem
 		if it.Timestamp%1000 != 0 {
 			ts = fmt.Sprintf("%dµs", it.Timestamp)
 		}
+		left = "superseded"
 		if n := versions - rank; n > 0 {
 			left = text.Plural(n, "version", "versions")
-		} else {
-			left, why = "superseded", "superseded"
 		}
 	case managed:
 		exp, ok := tbl.ExpiresAt(it)
@@ -221,41 +220,25 @@ func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem
 			break
 		}
 		expires = text.Time(exp)
-		switch d := exp.Sub(at); {
-		case d > 0:
-			left, why = formatDuration(d), "within the read margin"
-		default:
-			left, why = "expired "+formatDuration(-d)+" ago", "expired"
+		left = "expired " + formatDuration(at.Sub(exp)) + " ago"
+		if d := exp.Sub(at); d > 0 {
+			left = formatDuration(d)
 		}
-	case len(c.others) > 0 && !contains(c.others, family):
-		why = "family not declared"
-	}
-	if managed && c.writeTimes && strings.HasPrefix(qualifier, ttl.WriteTimePrefix) {
-		why = "write-time companion"
 	}
 	state := "yes"
 	if !read {
 		state = "no"
-		if why != "" {
+		if why := tbl.Hidden(it, rank, at); why != "" {
 			state += ": " + why
 		}
 	}
 	return []string{family, quote([]byte(qualifier), 40), ts, expires, left, state}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // cellValue prints a cell's value: a counter's sum in a ttl.Counter
 // family (an 8-byte big-endian integer), otherwise quoted.
 func cellValue(c *config, family string, v []byte) string {
-	if s, ok := c.families.Strategies[family]; ok && len(v) == 8 && strings.HasPrefix(s.String(), "Counter(") {
+	if s, ok := c.families.Strategies[family]; ok && len(v) == 8 && ttl.IsCounter(s) {
 		return fmt.Sprintf("sum %d", int64(binary.BigEndian.Uint64(v)))
 	}
 	return quote(v, 24)

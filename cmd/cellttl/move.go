@@ -289,11 +289,11 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 		switch {
 		case err != nil && dryRun && exitOf(err) != exitFailed:
 			// A dry run refuses what the real run would refuse.
-			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
+			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, message(err))
 			fmt.Fprintf(stderr, "cellttl %s: dry run: with -apply this step would be refused; nothing changed\n", name)
 			return exitOf(err)
 		case errors.Is(err, policy.ErrDataLoss):
-			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, flagWords.Replace(err.Error()))
+			fmt.Fprintf(stderr, "cellttl %s: %s\n", name, message(err))
 			fmt.Fprintf(stderr, "cellttl %s: refused, nothing changed\n", name)
 			return exitMismatch
 		case err != nil && r != nil && r.Read.ShardsRead < r.Read.Shards:

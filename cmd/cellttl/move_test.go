@@ -132,7 +132,7 @@ func TestMoveStepsRefuseWhatTheirApplyWould(t *testing.T) {
 		a := append([]string{"move", step}, on...)
 		return append(append(a, "-family", "sess=onesecond", "-from", "default:48h", "-start", start.Format(time.RFC3339)), extra...)
 	}
-	const refusal = "1 old cell stamped above the boundary must be rewritten, and that needs a checkpoint (-checkpoint)"
+	const refusal = "1 old cell stamped above the boundary must be rewritten, and that needs a checkpoint: a rewritten cell cannot be told from one still to rewrite (allow it with -checkpoint)"
 	for _, apply := range [][]string{nil, {"-apply"}} {
 		stdout, stderr, code := cellttl(args("start", apply...)...)
 		assert.Equal(t, exitUsage, code, "%v: %s", apply, stderr)

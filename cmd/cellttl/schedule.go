@@ -178,7 +178,7 @@ func ensureSchedulePlan(ctx context.Context, c *config, admin *bigtable.AdminCli
 func scheduleStatus(sched *policy.Plan, serr error, stderr io.Writer) (int, bool) {
 	switch {
 	case errors.Is(serr, policy.ErrDataLoss):
-		fmt.Fprintf(stderr, "cellttl ensure: %s\n", flagWords.Replace(serr.Error()))
+		fmt.Fprintf(stderr, "cellttl ensure: %s\n", message(serr))
 		fmt.Fprintln(stderr, "cellttl ensure: the schedule was refused, nothing changed in it; run again with -allow-data-loss to accept the loss")
 		return exitMismatch, true
 	case serr != nil && sched != nil && sched.Read.Stopped():

@@ -13,10 +13,10 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // start is the moves' start in these tests: a day after testkit.Base.
@@ -189,11 +189,11 @@ type failingCheckpoint struct {
 
 var errCrash = errors.New("crash")
 
-func (c *failingCheckpoint) Save(r *scan.Record) error {
+func (c *failingCheckpoint) Save(ctx context.Context, r *scan.Record) error {
 	if c.saves++; c.saves > c.failAfter {
 		return errCrash
 	}
-	return c.Checkpoint.Save(r)
+	return c.Checkpoint.Save(ctx, r)
 }
 
 // TestRewriteMoveResumes interrupts a rewrite at each of its first

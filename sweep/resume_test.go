@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // resumeFixture writes 20 rows, k00 to k19, whose cells expire 10s after
@@ -87,12 +87,12 @@ type saveFails struct {
 	n, saves int
 }
 
-func (c *saveFails) Save(r *scan.Record) error {
+func (c *saveFails) Save(ctx context.Context, r *scan.Record) error {
 	c.saves++
 	if c.saves >= c.n {
 		return errors.New("disk full")
 	}
-	return c.Checkpoint.Save(r)
+	return c.Checkpoint.Save(ctx, r)
 }
 
 // TestSweepRedelivers stops a sweep after a batch was delivered but

@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
-	"github.com/cellttl/ttl/internal/testkit"
 )
 
 // TestScheduleBadInputs: a schedule a sweep cannot work with is refused
@@ -65,7 +65,7 @@ func TestScheduleBadInputs(t *testing.T) {
 		assert.ErrorContains(t, err, tt.msg, tt.table)
 		assert.Nil(t, r)
 		assert.Empty(t, c.events)
-		rec, err := cp.Load()
+		rec, err := cp.Load(context.Background())
 		require.NoError(t, err)
 		assert.Empty(t, rec.State, "no round begun")
 	}

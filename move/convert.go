@@ -50,7 +50,7 @@ func (c converter) run(ctx context.Context, filter bigtable.Filter, work string,
 	if cp == nil || c.dryRun {
 		cp = scan.MemoryCheckpoint()
 	}
-	j, err := scan.OpenJournal(cp, work, func() ([]scan.Shard, error) { return scan.Shards(ctx, c.data) })
+	j, err := scan.OpenJournal(ctx, cp, work, func() ([]scan.Shard, error) { return scan.Shards(ctx, c.data) })
 	if err != nil {
 		return Counts{}, scan.Stats{}, err
 	}
@@ -139,7 +139,7 @@ func (w *shardWork) run(ctx context.Context, filter bigtable.Filter) (Counts, sc
 		err = w.failed
 	}
 	if err == nil && !w.dryRun {
-		err = w.j.Update(w.i, w.after, w.acc, nil, true)
+		err = w.j.Update(ctx, w.i, w.after, w.acc, nil, true)
 	}
 	return w.acc, read, err
 }
@@ -163,7 +163,7 @@ func (w *shardWork) settlePending(ctx context.Context, state scan.ShardRecord) e
 	}
 	w.acc.Expired += b.Expired
 	w.after = b.Last
-	return w.j.Update(w.i, w.after, w.acc, nil, false)
+	return w.j.Update(ctx, w.i, w.after, w.acc, nil, false)
 }
 
 // row adds a row's conversions to the batch, and makes the batch once it
@@ -193,7 +193,7 @@ func (w *shardWork) flush(ctx context.Context) {
 		return
 	}
 	if !w.dryRun {
-		if w.failed = w.j.Update(w.i, w.after, w.acc, w.b, false); w.failed != nil {
+		if w.failed = w.j.Update(ctx, w.i, w.after, w.acc, w.b, false); w.failed != nil {
 			return
 		}
 		if w.failed = w.entries.write(ctx, w.b.Conversions); w.failed != nil {
@@ -212,7 +212,7 @@ func (w *shardWork) flush(ctx context.Context) {
 	w.rec.counts(ctx, Counts{Expired: w.b.Expired})
 	w.after, w.b = w.b.Last, batch{}
 	if !w.dryRun {
-		w.failed = w.j.Update(w.i, w.after, w.acc, nil, false)
+		w.failed = w.j.Update(ctx, w.i, w.after, w.acc, nil, false)
 	}
 }
 

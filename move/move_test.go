@@ -189,11 +189,11 @@ type failingCheckpoint struct {
 
 var errCrash = errors.New("crash")
 
-func (c *failingCheckpoint) Save(r *scan.Record) error {
+func (c *failingCheckpoint) Save(ctx context.Context, r *scan.Record) error {
 	if c.saves++; c.saves > c.failAfter {
 		return errCrash
 	}
-	return c.Checkpoint.Save(r)
+	return c.Checkpoint.Save(ctx, r)
 }
 
 // TestRewriteMoveResumes interrupts a rewrite at each of its first

@@ -167,7 +167,7 @@ func (f *Family) counted(ctx context.Context, name string) (*Report, error) {
 	// Before the start of a move from DefaultExpiration, the cells on the
 	// new side are old cells stamped there, until Start has rewritten
 	// them: its checkpoint says so.
-	misplaced := f.rule.MisplacedBefore(r.Now) && !scan.Finished(f.opts.Checkpoint, f.startWork())
+	misplaced := f.rule.MisplacedBefore(r.Now) && !scan.Finished(ctx, f.opts.Checkpoint, f.startWork())
 	t, read, err := f.tally(ctx, r.Now, misplaced)
 	r.OldLive, r.OldExpired, r.OldNeverExpire, r.Misplaced, r.New = t.oldLive, t.oldExpired, t.oldForever, t.misplaced, t.new
 	r.LastExpiry, r.Read, r.Counted = t.lastExpiry, read, true
@@ -257,11 +257,11 @@ func (f *Family) rewriteWork() string {
 // anything, an Options.Checkpoint that records other work than work (the
 // other step's, or another move's), dry run or not: each step that
 // changes cells resumes from a checkpoint of its own.
-func (f *Family) ownCheckpoint(step, work string) error {
+func (f *Family) ownCheckpoint(ctx context.Context, step, work string) error {
 	if f.opts.Checkpoint == nil {
 		return nil
 	}
-	rec, err := f.opts.Checkpoint.Load()
+	rec, err := f.opts.Checkpoint.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("move.Family.%s: reading the checkpoint: %w", step, err)
 	}

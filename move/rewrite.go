@@ -53,7 +53,7 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 		return r, fmt.Errorf("%w: move.Family.Rewrite: the move starts at %s; until then the old encoding is still written", ttl.ErrInvalidOption, text.Time(f.m.Start))
 	}
 	work := f.rewriteWork()
-	if err := f.ownCheckpoint("Rewrite", work); err != nil {
+	if err := f.ownCheckpoint(ctx, "Rewrite", work); err != nil {
 		return r, err
 	}
 	old, new, _ := f.rule.Sides()

@@ -22,7 +22,7 @@ import (
 // A dry run (Options.DryRun) refuses what the step would refuse: misplaced
 // cells without a checkpoint, or a checkpoint of other work.
 func (f *Family) Start(ctx context.Context) (*Report, error) {
-	if err := f.ownCheckpoint("Start", f.startWork()); err != nil {
+	if err := f.ownCheckpoint(ctx, "Start", f.startWork()); err != nil {
 		return nil, err
 	}
 	r, err := f.counted(ctx, "Start")

@@ -529,7 +529,7 @@ func TestStartDryRun(t *testing.T) {
 	opts.Checkpoint, opts.DryRun = cp, true
 	r, err = x.family(x.raw, m, opts).Start(ctx)
 	require.NoError(t, err)
-	rec, err := cp.Load()
+	rec, err := cp.Load(context.Background())
 	require.NoError(t, err)
 	assert.Nil(t, rec, "a dry run records nothing")
 	assert.True(t, r.DryRun)
@@ -666,7 +666,7 @@ func TestRewriteRefusesACheckpointOfOtherWork(t *testing.T) {
 	x := newMoveTable(t, nil)
 	x.put("a", "c", "old", testkit.MS(start.Add(-30*time.Minute)))
 	cp := scan.MemoryCheckpoint()
-	require.NoError(t, cp.Save(&scan.Record{Work: "something else"}))
+	require.NoError(t, cp.Save(context.Background(), &scan.Record{Work: "something else"}))
 	opts := x.opts(time.Minute)
 	opts.Checkpoint = cp
 	for _, dry := range []bool{false, true} {
@@ -722,8 +722,8 @@ func TestStepsRefuseEachOthersCheckpoint(t *testing.T) {
 // recording the batch, before making any of it.
 type diesAfterRecording struct{ scan.Checkpoint }
 
-func (c diesAfterRecording) Save(r *scan.Record) error {
-	if err := c.Checkpoint.Save(r); err != nil {
+func (c diesAfterRecording) Save(ctx context.Context, r *scan.Record) error {
+	if err := c.Checkpoint.Save(ctx, r); err != nil {
 		return err
 	}
 	for _, s := range r.Shards {
@@ -788,18 +788,18 @@ func TestRewriteRefusesACorruptCheckpoint(t *testing.T) {
 		opts.DryRun = true
 		_, err := x.family(tbl, oneHour, opts).Rewrite(ctx)
 		require.NoError(t, err)
-		rec, err := cp.Load()
+		rec, err := cp.Load(context.Background())
 		require.NoError(t, err)
 		assert.Nil(t, rec, "%s: a dry run records nothing", tt.name)
 
 		opts.DryRun = false
 		_, err = x.family(tbl, oneHour, opts).Rewrite(ctx)
 		require.NoError(t, err, tt.name)
-		rec, err = cp.Load()
+		rec, err = cp.Load(context.Background())
 		require.NoError(t, err)
 		require.Len(t, rec.Shards, 2)
 		tt.corrupt(&rec.Shards[1])
-		require.NoError(t, cp.Save(rec))
+		require.NoError(t, cp.Save(context.Background(), rec))
 		_, err = x.family(tbl, oneHour, opts).Rewrite(ctx)
 		assert.ErrorContains(t, err, "move: the checkpoint's shard", tt.name)
 	}
@@ -949,7 +949,7 @@ func TestStartSkipsACellAlreadyInPlace(t *testing.T) {
 // unreadable is a checkpoint that cannot be read.
 type unreadable struct{ scan.Checkpoint }
 
-func (unreadable) Load() (*scan.Record, error) { return nil, errBoom }
+func (unreadable) Load(ctx context.Context) (*scan.Record, error) { return nil, errBoom }
 
 // TestStepsRefuseAnUnreadableCheckpoint: Start and Rewrite stop before
 // reading the table when their checkpoint cannot be read.

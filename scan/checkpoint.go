@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,13 +21,17 @@ import (
 // finished shards are not read again, their counts are kept, and a change
 // recorded before it was made is not made twice (see Journal).
 //
-// FileCheckpoint keeps the record in a file. Implementations must be safe
-// for use by one run at a time; Save must replace the record atomically.
+// FileCheckpoint keeps the record in a file; package lease keeps it in a
+// Bigtable row, for a tool that runs as a service. Implementations must be
+// safe for use by one run at a time; Save must replace the record
+// atomically. ctx bounds a checkpoint kept remotely; a file ignores it.
 type Checkpoint interface {
 	// Load returns the record last saved, or nil when there is none.
-	Load() (*Record, error)
-	// Save replaces the record.
-	Save(*Record) error
+	Load(ctx context.Context) (*Record, error)
+	// Save replaces the record. A checkpoint that can tell may refuse a
+	// Save that would overwrite a record saved since its Load by another
+	// process, writing nothing.
+	Save(ctx context.Context, r *Record) error
 }
 
 // A Record is what a Checkpoint keeps.
@@ -77,7 +82,7 @@ type fileCheckpoint struct {
 	path string
 }
 
-func (c *fileCheckpoint) Load() (*Record, error) {
+func (c *fileCheckpoint) Load(context.Context) (*Record, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.removeStale(); err != nil {
@@ -97,7 +102,7 @@ func (c *fileCheckpoint) Load() (*Record, error) {
 	return &r, nil
 }
 
-func (c *fileCheckpoint) Save(r *Record) error {
+func (c *fileCheckpoint) Save(_ context.Context, r *Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b, err := json.MarshalIndent(r, "", " ")
@@ -181,8 +186,8 @@ type Journal struct {
 // OpenJournal loads the record of work from cp, or starts one with the
 // shards split returns, saved at once. It refuses, with
 // ttl.ErrInvalidOption, a record of other work.
-func OpenJournal(cp Checkpoint, work string, split func() ([]Shard, error)) (*Journal, error) {
-	rec, err := cp.Load()
+func OpenJournal(ctx context.Context, cp Checkpoint, work string, split func() ([]Shard, error)) (*Journal, error) {
+	rec, err := cp.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +204,7 @@ func OpenJournal(cp Checkpoint, work string, split func() ([]Shard, error)) (*Jo
 		for i, s := range shards {
 			rec.Shards[i].Shard = s
 		}
-		if err := cp.Save(rec); err != nil {
+		if err := cp.Save(ctx, rec); err != nil {
 			return nil, err
 		}
 	}
@@ -224,7 +229,7 @@ func (j *Journal) State(i int) ShardRecord {
 // done, the result so far, the changes about to be made (nil for none),
 // and whether the shard is finished. result and pending are encoded as
 // JSON.
-func (j *Journal) Update(i int, after string, result, pending any, done bool) error {
+func (j *Journal) Update(ctx context.Context, i int, after string, result, pending any, done bool) error {
 	r, err := json.Marshal(result)
 	if err != nil {
 		return err
@@ -239,7 +244,7 @@ func (j *Journal) Update(i int, after string, result, pending any, done bool) er
 	defer j.mu.Unlock()
 	s := &j.rec.Shards[i]
 	s.After, s.Result, s.Pending, s.Done = after, r, p, done
-	return j.cp.Save(j.rec)
+	return j.cp.Save(ctx, j.rec)
 }
 
 // LoadState decodes the record's State into v, and reports false, leaving
@@ -260,7 +265,7 @@ func (j *Journal) LoadState(v any) (bool, error) {
 // period): the record's shards are replaced by fresh ones, none done, and
 // its State by state, encoded as JSON, in one Save. A run that resumes
 // from the record resumes this round.
-func (j *Journal) NextRound(shards []Shard, state any) error {
+func (j *Journal) NextRound(ctx context.Context, shards []Shard, state any) error {
 	b, err := json.Marshal(state)
 	if err != nil {
 		return err
@@ -271,7 +276,7 @@ func (j *Journal) NextRound(shards []Shard, state any) error {
 	for i, s := range shards {
 		rec.Shards[i].Shard = s
 	}
-	if err := j.cp.Save(rec); err != nil {
+	if err := j.cp.Save(ctx, rec); err != nil {
 		return err
 	}
 	j.rec = rec
@@ -280,11 +285,11 @@ func (j *Journal) NextRound(shards []Shard, state any) error {
 
 // Finished reports whether cp records work as finished: every shard done.
 // A nil cp, an unreadable one or a record of other work is not.
-func Finished(cp Checkpoint, work string) bool {
+func Finished(ctx context.Context, cp Checkpoint, work string) bool {
 	if cp == nil {
 		return false
 	}
-	rec, err := cp.Load()
+	rec, err := cp.Load(ctx)
 	if err != nil || rec == nil || rec.Work != work {
 		return false
 	}
@@ -308,13 +313,13 @@ type memoryCheckpoint struct {
 
 // Load and Save copy the record, as a file would: a journal changes its
 // record in place, and a Save that failed must not be seen to succeed.
-func (c *memoryCheckpoint) Load() (*Record, error) {
+func (c *memoryCheckpoint) Load(context.Context) (*Record, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.rec.copy(), nil
 }
 
-func (c *memoryCheckpoint) Save(r *Record) error {
+func (c *memoryCheckpoint) Save(_ context.Context, r *Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rec = r.copy()

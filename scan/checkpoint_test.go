@@ -2,6 +2,7 @@ package scan_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -47,12 +48,12 @@ func TestJournal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cp := newCP(t)
 			split := splitOnce(t)
-			j, err := scan.OpenJournal(cp, "move f", split)
+			j, err := scan.OpenJournal(context.Background(), cp, "move f", split)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want, _ := threeShards()
-			rec, err := cp.Load()
+			rec, err := cp.Load(context.Background())
 			if err != nil || rec == nil {
 				t.Fatalf("the new record was not saved at once: %v, %v", rec, err)
 			}
@@ -64,15 +65,15 @@ func TestJournal(t *testing.T) {
 					t.Errorf("new shard %d: %+v, want %v and nothing done", i, s, want[i])
 				}
 			}
-			if scan.Finished(cp, "move f") {
+			if scan.Finished(context.Background(), cp, "move f") {
 				t.Error("a journal with no shard done is finished")
 			}
 
 			// Shard 1 is under way, a batch in flight; shard 0 is done.
-			if err := j.Update(1, "h5", counts{3}, []string{"h6", "h7"}, false); err != nil {
+			if err := j.Update(context.Background(), 1, "h5", counts{3}, []string{"h6", "h7"}, false); err != nil {
 				t.Fatal(err)
 			}
-			if err := j.Update(0, "f9", counts{7}, nil, true); err != nil {
+			if err := j.Update(context.Background(), 0, "f9", counts{7}, nil, true); err != nil {
 				t.Fatal(err)
 			}
 			s1 := j.State(1)
@@ -90,7 +91,7 @@ func TestJournal(t *testing.T) {
 			}
 
 			// A new run of the same work resumes the record, as saved.
-			again, err := scan.OpenJournal(cp, "move f", split)
+			again, err := scan.OpenJournal(context.Background(), cp, "move f", split)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,20 +104,20 @@ func TestJournal(t *testing.T) {
 			}
 
 			// Other work is refused, and the record is left as it was.
-			if _, err := scan.OpenJournal(cp, "move g", split); !errors.Is(err, ttl.ErrInvalidOption) ||
+			if _, err := scan.OpenJournal(context.Background(), cp, "move g", split); !errors.Is(err, ttl.ErrInvalidOption) ||
 				!strings.Contains(err.Error(), "move f") {
 				t.Errorf("other work: %v, want ErrInvalidOption naming the work recorded", err)
 			}
-			if scan.Finished(cp, "move g") {
+			if scan.Finished(context.Background(), cp, "move g") {
 				t.Error("a record of other work is finished")
 			}
 
 			for i := 1; i < 3; i++ {
-				if err := again.Update(i, "", counts{1}, nil, true); err != nil {
+				if err := again.Update(context.Background(), i, "", counts{1}, nil, true); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if !scan.Finished(cp, "move f") {
+			if !scan.Finished(context.Background(), cp, "move f") {
 				t.Error("every shard done, not finished")
 			}
 		})
@@ -161,49 +162,49 @@ type failing struct {
 	load, save error
 }
 
-func (f failing) Load() (*scan.Record, error) {
+func (f failing) Load(ctx context.Context) (*scan.Record, error) {
 	if f.load != nil {
 		return nil, f.load
 	}
-	return f.Checkpoint.Load()
+	return f.Checkpoint.Load(context.Background())
 }
 
-func (f failing) Save(r *scan.Record) error {
+func (f failing) Save(ctx context.Context, r *scan.Record) error {
 	if f.save != nil {
 		return f.save
 	}
-	return f.Checkpoint.Save(r)
+	return f.Checkpoint.Save(ctx, r)
 }
 
 // TestJournalErrors checks that the errors of the checkpoint, of the
 // split and of encoding a result are returned.
 func TestJournalErrors(t *testing.T) {
 	broken := errors.New("broken")
-	if _, err := scan.OpenJournal(failing{scan.MemoryCheckpoint(), broken, nil}, "w", threeShards); !errors.Is(err, broken) {
+	if _, err := scan.OpenJournal(context.Background(), failing{scan.MemoryCheckpoint(), broken, nil}, "w", threeShards); !errors.Is(err, broken) {
 		t.Errorf("Load failing: %v", err)
 	}
-	if _, err := scan.OpenJournal(failing{scan.MemoryCheckpoint(), nil, broken}, "w", threeShards); !errors.Is(err, broken) {
+	if _, err := scan.OpenJournal(context.Background(), failing{scan.MemoryCheckpoint(), nil, broken}, "w", threeShards); !errors.Is(err, broken) {
 		t.Errorf("Save failing: %v", err)
 	}
 	noSplit := func() ([]scan.Shard, error) { return nil, broken }
-	if _, err := scan.OpenJournal(scan.MemoryCheckpoint(), "w", noSplit); !errors.Is(err, broken) {
+	if _, err := scan.OpenJournal(context.Background(), scan.MemoryCheckpoint(), "w", noSplit); !errors.Is(err, broken) {
 		t.Errorf("split failing: %v", err)
 	}
 
 	cp := &failing{Checkpoint: scan.MemoryCheckpoint()}
-	j, err := scan.OpenJournal(cp, "w", threeShards)
+	j, err := scan.OpenJournal(context.Background(), cp, "w", threeShards)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp.save = broken
-	if err := j.Update(0, "a", counts{1}, nil, false); !errors.Is(err, broken) {
+	if err := j.Update(context.Background(), 0, "a", counts{1}, nil, false); !errors.Is(err, broken) {
 		t.Errorf("Update with Save failing: %v", err)
 	}
 	var unsupported *json.UnsupportedTypeError
-	if err := j.Update(0, "a", func() {}, nil, false); !errors.As(err, &unsupported) {
+	if err := j.Update(context.Background(), 0, "a", func() {}, nil, false); !errors.As(err, &unsupported) {
 		t.Errorf("Update of a result JSON cannot encode: %v", err)
 	}
-	if err := j.Update(0, "a", counts{1}, make(chan int), false); !errors.As(err, &unsupported) {
+	if err := j.Update(context.Background(), 0, "a", counts{1}, make(chan int), false); !errors.As(err, &unsupported) {
 		t.Errorf("Update of pending changes JSON cannot encode: %v", err)
 	}
 }
@@ -211,20 +212,20 @@ func TestJournalErrors(t *testing.T) {
 // TestFinished checks what Finished makes of checkpoints that record no
 // finished work.
 func TestFinished(t *testing.T) {
-	if scan.Finished(nil, "w") {
+	if scan.Finished(context.Background(), nil, "w") {
 		t.Error("a nil checkpoint is finished")
 	}
-	if scan.Finished(scan.MemoryCheckpoint(), "w") {
+	if scan.Finished(context.Background(), scan.MemoryCheckpoint(), "w") {
 		t.Error("an empty checkpoint is finished")
 	}
-	if scan.Finished(failing{scan.MemoryCheckpoint(), errors.New("unreadable"), nil}, "w") {
+	if scan.Finished(context.Background(), failing{scan.MemoryCheckpoint(), errors.New("unreadable"), nil}, "w") {
 		t.Error("an unreadable checkpoint is finished")
 	}
 	done := scan.MemoryCheckpoint()
-	if err := done.Save(&scan.Record{Work: "w", Shards: []scan.ShardRecord{{Done: true}, {Done: true}}}); err != nil {
+	if err := done.Save(context.Background(), &scan.Record{Work: "w", Shards: []scan.ShardRecord{{Done: true}, {Done: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !scan.Finished(done, "w") || scan.Finished(done, "v") {
+	if !scan.Finished(context.Background(), done, "w") || scan.Finished(context.Background(), done, "v") {
 		t.Error("Finished does not tell the work recorded as done from other work")
 	}
 }
@@ -237,18 +238,18 @@ func TestFileCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cp.json")
 	cp := scan.FileCheckpoint(path)
-	if rec, err := cp.Load(); rec != nil || err != nil {
+	if rec, err := cp.Load(context.Background()); rec != nil || err != nil {
 		t.Fatalf("Load before any Save = %v, %v; want nil, nil", rec, err)
 	}
 	rec := &scan.Record{Work: "move f", Shards: []scan.ShardRecord{
 		{Shard: scan.Shard{End: "m"}, Done: true, After: "l", Result: json.RawMessage(`{"n":1}`)},
 		{Shard: scan.Shard{Start: "m"}, Pending: json.RawMessage(`[1,2]`)},
 	}}
-	if err := cp.Save(rec); err != nil {
+	if err := cp.Save(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
 	// A checkpoint on the same file, as a resumed run opens it.
-	got, err := scan.FileCheckpoint(path).Load()
+	got, err := scan.FileCheckpoint(path).Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,10 +265,10 @@ func TestFileCheckpoint(t *testing.T) {
 	}
 	// A second Save replaces the record.
 	rec.Shards[1].Done = true
-	if err := cp.Save(rec); err != nil {
+	if err := cp.Save(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := cp.Load(); err != nil || !got.Shards[1].Done {
+	if got, err := cp.Load(context.Background()); err != nil || !got.Shards[1].Done {
 		t.Errorf("after the second Save: %+v, %v", got, err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
@@ -275,10 +276,10 @@ func TestFileCheckpoint(t *testing.T) {
 	}
 
 	// A record JSON cannot encode is not saved, and the file is kept.
-	if err := cp.Save(&scan.Record{Work: "x", Shards: []scan.ShardRecord{{Result: json.RawMessage("{")}}}); err == nil {
+	if err := cp.Save(context.Background(), &scan.Record{Work: "x", Shards: []scan.ShardRecord{{Result: json.RawMessage("{")}}}); err == nil {
 		t.Error("Save of a record with invalid JSON in it succeeded")
 	}
-	if got, err := cp.Load(); err != nil || got.Work != "move f" {
+	if got, err := cp.Load(context.Background()); err != nil || got.Work != "move f" {
 		t.Errorf("after a failed Save: %+v, %v", got, err)
 	}
 
@@ -287,7 +288,7 @@ func TestFileCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var syntax *json.SyntaxError
-	if _, err := cp.Load(); !errors.As(err, &syntax) || !strings.Contains(err.Error(), "is not a checkpoint's record") {
+	if _, err := cp.Load(context.Background()); !errors.As(err, &syntax) || !strings.Contains(err.Error(), "is not a checkpoint's record") {
 		t.Errorf("Load of a corrupt file: %v", err)
 	}
 
@@ -296,13 +297,13 @@ func TestFileCheckpoint(t *testing.T) {
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := scan.FileCheckpoint(sub).Load(); err == nil || !strings.Contains(err.Error(), "reading checkpoint") {
+	if _, err := scan.FileCheckpoint(sub).Load(context.Background()); err == nil || !strings.Contains(err.Error(), "reading checkpoint") {
 		t.Errorf("Load of a directory: %v", err)
 	}
-	if err := scan.FileCheckpoint(sub).Save(rec); err == nil || !strings.Contains(err.Error(), "writing checkpoint") {
+	if err := scan.FileCheckpoint(sub).Save(context.Background(), rec); err == nil || !strings.Contains(err.Error(), "writing checkpoint") {
 		t.Errorf("Save over a directory: %v", err)
 	}
-	if err := scan.FileCheckpoint(filepath.Join(dir, "missing", "cp.json")).Save(rec); err == nil ||
+	if err := scan.FileCheckpoint(filepath.Join(dir, "missing", "cp.json")).Save(context.Background(), rec); err == nil ||
 		!strings.Contains(err.Error(), "writing checkpoint") {
 		t.Errorf("Save in a directory that does not exist: %v", err)
 	}
@@ -316,7 +317,7 @@ func TestFileCheckpoint(t *testing.T) {
 // round with its state, and a failing Save leaves the round as it was.
 func TestJournalRounds(t *testing.T) {
 	cp := scan.FileCheckpoint(filepath.Join(t.TempDir(), "cp.json"))
-	j, err := scan.OpenJournal(cp, "sweep t", threeShards)
+	j, err := scan.OpenJournal(context.Background(), cp, "sweep t", threeShards)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,14 +326,14 @@ func TestJournalRounds(t *testing.T) {
 	if ok, err := j.LoadState(&w); ok || err != nil {
 		t.Fatalf("LoadState of a new record = %v, %v", ok, err)
 	}
-	if err := j.Update(1, "k", counts{2}, nil, true); err != nil {
+	if err := j.Update(context.Background(), 1, "k", counts{2}, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	two := []scan.Shard{{End: "m"}, {Start: "m"}}
-	if err := j.NextRound(two, window{10, 20}); err != nil {
+	if err := j.NextRound(context.Background(), two, window{10, 20}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := scan.OpenJournal(cp, "sweep t", func() ([]scan.Shard, error) {
+	again, err := scan.OpenJournal(context.Background(), cp, "sweep t", func() ([]scan.Shard, error) {
 		t.Error("a resumed round was split again")
 		return nil, nil
 	})
@@ -348,25 +349,25 @@ func TestJournalRounds(t *testing.T) {
 	}
 
 	bad := &failing{Checkpoint: scan.MemoryCheckpoint()}
-	j, err = scan.OpenJournal(bad, "sweep t", threeShards)
+	j, err = scan.OpenJournal(context.Background(), bad, "sweep t", threeShards)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad.save = errors.New("broken")
-	if err := j.NextRound(two, window{1, 2}); err == nil {
+	if err := j.NextRound(context.Background(), two, window{1, 2}); err == nil {
 		t.Error("NextRound with Save failing succeeded")
 	}
 	if ok, _ := j.LoadState(&w); ok || len(j.Shards()) != 3 {
 		t.Error("a NextRound that failed to save changed the journal")
 	}
-	if err := j.NextRound(two, make(chan int)); err == nil {
+	if err := j.NextRound(context.Background(), two, make(chan int)); err == nil {
 		t.Error("NextRound of a state JSON cannot encode succeeded")
 	}
 	other := scan.MemoryCheckpoint()
-	if err := other.Save(&scan.Record{Work: "sweep t", State: json.RawMessage(`"not a window"`)}); err != nil {
+	if err := other.Save(context.Background(), &scan.Record{Work: "sweep t", State: json.RawMessage(`"not a window"`)}); err != nil {
 		t.Fatal(err)
 	}
-	if j, err = scan.OpenJournal(other, "sweep t", threeShards); err != nil {
+	if j, err = scan.OpenJournal(context.Background(), other, "sweep t", threeShards); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := j.LoadState(&w); ok || err == nil {
@@ -380,13 +381,13 @@ func TestJournalRounds(t *testing.T) {
 func TestMemoryCheckpointCopies(t *testing.T) {
 	cp := scan.MemoryCheckpoint()
 	rec := &scan.Record{Work: "w", Shards: []scan.ShardRecord{{Shard: scan.Shard{End: "m"}}}}
-	if err := cp.Save(rec); err != nil {
+	if err := cp.Save(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
 	rec.Shards[0].Done = true
-	loaded, _ := cp.Load()
+	loaded, _ := cp.Load(context.Background())
 	loaded.Shards[0].After = "k"
-	again, _ := cp.Load()
+	again, _ := cp.Load(context.Background())
 	if again.Shards[0].Done || again.Shards[0].After != "" {
 		t.Errorf("the saved record changed with its copies: %+v", again.Shards[0])
 	}
@@ -400,7 +401,7 @@ func TestFileCheckpointCrashLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rewrite.json")
 	cp := scan.FileCheckpoint(path)
-	if err := cp.Save(&scan.Record{Work: "move f"}); err != nil {
+	if err := cp.Save(context.Background(), &scan.Record{Work: "move f"}); err != nil {
 		t.Fatal(err)
 	}
 	// What a Save killed between its write and its rename leaves, and
@@ -426,7 +427,7 @@ func TestFileCheckpointCrashLeftovers(t *testing.T) {
 		}
 		return names
 	}
-	rec, err := scan.FileCheckpoint(path).Load()
+	rec, err := scan.FileCheckpoint(path).Load(context.Background())
 	if err != nil || rec == nil || rec.Work != "move f" {
 		t.Fatalf("Load = %+v, %v; want the saved record", rec, err)
 	}
@@ -436,7 +437,7 @@ func TestFileCheckpointCrashLeftovers(t *testing.T) {
 
 	// The next Save cleans up too, when no Load came first.
 	write("rewrite.json.99")
-	if err := scan.FileCheckpoint(path).Save(&scan.Record{Work: "move f"}); err != nil {
+	if err := scan.FileCheckpoint(path).Save(context.Background(), &scan.Record{Work: "move f"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := left(); !sameNames(got, keep) {
@@ -445,7 +446,7 @@ func TestFileCheckpointCrashLeftovers(t *testing.T) {
 
 	// A checkpoint in a directory that does not exist has nothing to
 	// clean: Load finds no record.
-	if rec, err := scan.FileCheckpoint(filepath.Join(dir, "missing", "cp.json")).Load(); rec != nil || err != nil {
+	if rec, err := scan.FileCheckpoint(filepath.Join(dir, "missing", "cp.json")).Load(context.Background()); rec != nil || err != nil {
 		t.Errorf("Load in a missing directory = %v, %v", rec, err)
 	}
 }

@@ -58,12 +58,12 @@ type saveFailsOnce struct {
 	failed   chan struct{}
 }
 
-func (c *saveFailsOnce) Save(r *scan.Record) error {
+func (c *saveFailsOnce) Save(ctx context.Context, r *scan.Record) error {
 	if c.saves++; c.saves == c.n {
 		close(c.failed)
 		return errDisk
 	}
-	return c.Checkpoint.Save(r)
+	return c.Checkpoint.Save(ctx, r)
 }
 
 // afterFailure is a table split at "z" whose second shard, empty, is read
@@ -106,7 +106,7 @@ func TestBugSaveFailsBeforeAnotherShard(t *testing.T) {
 	require.ErrorIs(t, err, errDisk)
 	assert.False(t, r.Complete(), "a call that failed: %v", r)
 	assert.Zero(t, r.Events)
-	rec, err := mem.Load()
+	rec, err := mem.Load(context.Background())
 	require.NoError(t, err)
 	for _, sh := range rec.Shards {
 		assert.False(t, sh.Done, "shard %v recorded after a Save failed", sh.Shard)
@@ -134,13 +134,13 @@ type stallingSave struct {
 	second     chan struct{} // closed as the second delivery begins
 }
 
-func (c *stallingSave) Save(r *scan.Record) error {
+func (c *stallingSave) Save(ctx context.Context, r *scan.Record) error {
 	c.mu.Lock()
 	c.saves++
 	n := c.saves
 	c.mu.Unlock()
 	if n < 3 {
-		return c.Checkpoint.Save(r)
+		return c.Checkpoint.Save(ctx, r)
 	}
 	if n == 3 {
 		select {

@@ -92,7 +92,7 @@ func TestCancelDuringSecondDelivery(t *testing.T) {
 				require.Error(t, err)
 				assert.False(t, r.Complete(), "a call cancelled: %v", r)
 
-				rec, err := mem.Load()
+				rec, err := mem.Load(context.Background())
 				require.NoError(t, err)
 				recorded := recordedRows(rec, 20)
 				delivered, inFlight := d.outcome(recorded)
@@ -319,7 +319,7 @@ func TestCancelAtSecondDeliveryOfThree(t *testing.T) {
 	require.Len(t, d.calls, 2, "deliveries")
 	assert.Equal(t, []string{"r03"}, d.calls[0].rows)
 	assert.Equal(t, []string{"r05"}, d.calls[1].rows)
-	rec, err := mem.Load()
+	rec, err := mem.Load(context.Background())
 	require.NoError(t, err)
 	require.Len(t, rec.Shards, 3)
 	assert.True(t, rec.Shards[0].Done, "the first shard, empty")

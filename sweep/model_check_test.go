@@ -52,7 +52,7 @@ func (mr *modelRun) attempt(sw *sweeper, o *sweepOp) string {
 	if o.restart {
 		st.restarts++
 	}
-	rec0, _ := sw.mem.Load()
+	rec0, _ := sw.mem.Load(context.Background())
 	found := mr.m.rows.clone()
 	now := mr.m.now
 	ctx, cancel := context.WithCancel(mr.ctx)
@@ -71,7 +71,7 @@ func (mr *modelRun) attempt(sw *sweeper, o *sweepOp) string {
 	}
 	mr.data.h.Store(nil)
 	sw.cp.arm(0, false)
-	rec1, _ := sw.mem.Load()
+	rec1, _ := sw.mem.Load(context.Background())
 	if err != nil {
 		st.stopped++
 	}

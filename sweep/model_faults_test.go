@@ -142,7 +142,7 @@ func (c *faultyCheckpoint) arm(at int, all bool) {
 	c.saves, c.at, c.all, c.failedOnce = 0, at, all, false
 }
 
-func (c *faultyCheckpoint) Save(r *scan.Record) error {
+func (c *faultyCheckpoint) Save(ctx context.Context, r *scan.Record) error {
 	c.mu.Lock()
 	c.saves++
 	fail := c.at > 0 && (c.saves == c.at || c.all && c.saves > c.at)
@@ -150,7 +150,7 @@ func (c *faultyCheckpoint) Save(r *scan.Record) error {
 	if fail {
 		return errDisk
 	}
-	return c.Checkpoint.Save(r)
+	return c.Checkpoint.Save(ctx, r)
 }
 
 // An attempt is one call of Once in a model run: its op, and what the

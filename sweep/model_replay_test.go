@@ -132,7 +132,7 @@ func (mr *modelRun) path(ops []*op) uint64 {
 	}
 	fmt.Fprintln(h, mr.m.rows)
 	for _, sw := range mr.sweeps {
-		rec, _ := sw.mem.Load()
+		rec, _ := sw.mem.Load(context.Background())
 		fmt.Fprintln(h, formatRecord(rec))
 	}
 	return h.Sum64()
@@ -213,9 +213,9 @@ type jitterCheckpoint struct {
 	j *jitter
 }
 
-func (c jitterCheckpoint) Save(r *scan.Record) error {
+func (c jitterCheckpoint) Save(ctx context.Context, r *scan.Record) error {
 	c.j.yield()
-	err := c.Checkpoint.Save(r)
+	err := c.Checkpoint.Save(ctx, r)
 	c.j.yield()
 	return err
 }

@@ -87,12 +87,12 @@ type saveFails struct {
 	n, saves int
 }
 
-func (c *saveFails) Save(r *scan.Record) error {
+func (c *saveFails) Save(ctx context.Context, r *scan.Record) error {
 	c.saves++
 	if c.saves >= c.n {
 		return errors.New("disk full")
 	}
-	return c.Checkpoint.Save(r)
+	return c.Checkpoint.Save(ctx, r)
 }
 
 // TestSweepRedelivers stops a sweep after a batch was delivered but

@@ -74,11 +74,11 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 	}
 	s := r.s
 	cp := s.o.Checkpoint
-	prev, err := cp.Load()
+	prev, err := cp.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if r.j, err = scan.OpenJournal(cp, s.work, func() ([]scan.Shard, error) { return nil, nil }); err != nil {
+	if r.j, err = scan.OpenJournal(ctx, cp, s.work, func() ([]scan.Shard, error) { return nil, nil }); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	var st state
@@ -92,7 +92,7 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	if !resumed {
-		next, ok, err := r.next(began, st)
+		next, ok, err := r.next(ctx, began, st)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +103,7 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := r.j.NextRound(shards, next); err != nil {
+		if err := r.j.NextRound(ctx, shards, next); err != nil {
 			return nil, err
 		}
 		st = next
@@ -116,8 +116,9 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 	r.filter = r.round.Filter()
 	err = r.shards(ctx)
 	if err != nil && !resumed && !r.saved && prev != nil {
-		// Nothing was delivered: leave the checkpoint as it was.
-		if rerr := cp.Save(prev); rerr != nil {
+		// Nothing was delivered: leave the checkpoint as it was, even
+		// when the round's context is done.
+		if rerr := cp.Save(context.WithoutCancel(ctx), prev); rerr != nil {
 			err = fmt.Errorf("%w (and restoring the checkpoint: %v)", err, rerr)
 		}
 	}
@@ -127,7 +128,7 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 // next returns the window of the round after st, and false when it would
 // be empty: the watermark is within the margin of now. A sweep that has
 // not begun records where its first round starts.
-func (r *run) next(began bool, st state) (state, bool, error) {
+func (r *run) next(ctx context.Context, began bool, st state) (state, bool, error) {
 	s := r.s
 	now := s.now()
 	end := now.Add(-s.o.Margin).Truncate(time.Millisecond)
@@ -143,7 +144,7 @@ func (r *run) next(began bool, st state) (state, bool, error) {
 	}
 	if !end.After(from) {
 		if !began {
-			if err := r.j.NextRound(nil, state{From: from, Until: from}); err != nil {
+			if err := r.j.NextRound(ctx, nil, state{From: from, Until: from}); err != nil {
 				return state{From: from}, false, err
 			}
 		}
@@ -167,7 +168,7 @@ func (r *run) shards(ctx context.Context) error {
 	if r.filter == nil {
 		// Nothing can have expired in the window: the round is done.
 		for i := range r.j.Shards() {
-			if err := r.j.Update(i, "", tally{}, nil, true); err != nil {
+			if err := r.j.Update(ctx, i, "", tally{}, nil, true); err != nil {
 				return err
 			}
 			r.record(i)
@@ -319,7 +320,7 @@ func (r *run) flushLocked(ctx context.Context, i int, t *tally, b *batch, done b
 	}
 	b.tally.Events, b.tally.Deleted = int64(len(b.events)), int64(len(b.keys))
 	t.add(b.tally)
-	if err := r.j.Update(i, b.after, t, nil, done); err != nil {
+	if err := r.j.Update(ctx, i, b.after, t, nil, done); err != nil {
 		r.ahead = true
 		return err
 	}

@@ -65,7 +65,7 @@ func TestScheduleBadInputs(t *testing.T) {
 		assert.ErrorContains(t, err, tt.msg, tt.table)
 		assert.Nil(t, r)
 		assert.Empty(t, c.events)
-		rec, err := cp.Load()
+		rec, err := cp.Load(context.Background())
 		require.NoError(t, err)
 		assert.Empty(t, rec.State, "no round begun")
 	}

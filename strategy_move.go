@@ -14,10 +14,9 @@ import (
 // move keep a rule of their own, the cells written after it follow the new
 // strategy, and one server-side filter reads each by its own rule.
 //
-// Bigtable's documentation says one-second expiration cannot be put on a
-// family that already has data with real timestamps, and that a family of
-// sequence numbers cannot switch to age-based GC. A Move makes these
-// changes possible:
+// It makes possible the changes Bigtable's documentation rules out for a
+// family holding data, such as one-second expiration on real timestamps.
+//
 // A Move is a value, safe for concurrent use, made with a composite
 // literal; NewTable refuses an invalid one with ErrInvalidStrategy.
 //

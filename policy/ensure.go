@@ -138,7 +138,7 @@ func (p *Plan) String() string {
 //
 // Before changing a family that exists, it scans the family through the
 // tool's data client (New's data, which Ensure needs), for cells
-// the change would delete or hide (see FamilyPlan and Loss), such as:
+// the change would delete or hide (see FamilyPlan and Loss).
 // A change that would lose data is refused, nothing changed, with an error
 // wrapping ErrDataLoss, unless Options.AllowDataLoss. A nil context or data
 // client is refused with ttl.ErrNilArgument. With Options.DryRun nothing

@@ -161,41 +161,12 @@ type rowFilterOption struct {
 // deletes it. With a read margin m, which hides cells m before their
 // expiry, live means visible to the table's reads: expiring after
 // now + m + idle.
+// A renewal that fails is reported with an error wrapping ErrRenewal
+// (and ErrTransactionNotAllowed under multi-cluster routing), after every
+// row was delivered. idle must be positive. Passed to a bigtable.Table
+// directly, it makes the read fail with InvalidArgument.
 //
-// Only cells due are renewed: those expiring before now + m + idle, each to
-// expire idle + slack after that, where slack = min(idle/4, 24h), as
-// Touch renews a cell (one conditional mutation per column renewed; with
-// RecordWriteTime and without WithWriteTimes, one read of the row's write
-// times first; with WithSchedule, one write of the entries of a row's
-// renewals in a family first, whose failure fails them). A cell read
-// again and again is thus renewed at most once per slack, however short
-// idle is: a renewed cell expires idle + slack after the read that
-// renewed it (rounded up to the millisecond), so once the reads stop it
-// expires between idle and idle + slack + 1ms after the last one. A
-// renewal never shortens an expiry, never creates a cell, and never
-// overwrites a newer write: one that loses such a race is not an error,
-// the newer state stands. A cell the read does not return (hidden
-// by the RowFilter) is not renewed, nor a Forever cell. A due cell returned
-// with an empty value (a RowFilter that strips values, or an empty value)
-// is read once more first, since the renewal rewrites the value.
-//
-// Renewals are made row by row as the read returns them, in the calling
-// goroutine, before the row is handed over: a returned cell that was
-// renewed carries its new timestamp, so Table.ExpiresAt reports its new
-// expiry. A read that renews nothing sends exactly the requests it sends
-// without KeepAlive. A renewal that fails for another reason is reported
-// with an error wrapping ErrRenewal, after every row was delivered (ReadRow
-// returns the row and the error); a renewal is a single-row transaction,
-// which an app profile with multi-cluster routing refuses, and the error
-// then wraps ErrTransactionNotAllowed too. idle must be positive.
-//
-// Passed to a bigtable.Table directly, which cannot renew anything, it
-// makes the read fail with InvalidArgument and a message that names
-// ttl.KeepAlive, instead of reading without renewals: it carries a
-// bigtable.RowFilter that Bigtable refuses (the emulator, only once the
-// read meets a cell). A bigtable.RowFilter (or a
-// RowFilter) given after it in that call replaces it, as the last filter
-// of a bigtable read wins, and the misuse then goes unreported.
+// Costs and rationale: docs/api-notes.md#ttlkeepalive.
 func KeepAlive(idle time.Duration) ReadOption {
 	return keepAliveOption{misuse("ttl.KeepAlive"), idle}
 }

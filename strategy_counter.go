@@ -17,23 +17,11 @@ import (
 // its window: an expiring counter in one blind write, with no
 // read-modify-write and no condition (so it works on app profiles that
 // refuse single-row transactions, and batches in ApplyBulk).
-//
-// The family must be created as an aggregate family of int64 sums with
-// s's GC policy; policy.Tool.Ensure creates it so, and policy.Tool.Check reports a
-// plain family as a mismatch. Counters are written with Mutation.Add and
-// read with Table.ReadCounter and Table.SumCounter; Set, Replace, Touch
-// and read-modify-write are refused there with ErrCounter.
-//
 // Counter of SequenceNumbers, of a Move or of a Counter is invalid:
 // NewTable refuses it with ErrInvalidStrategy.
+//
+// Costs and rationale: docs/api-notes.md#ttlcounter.
 func Counter(s Strategy) Strategy { return counterStrategy{s} }
-
-// IsCounter reports whether s is a Counter strategy (with or without a
-// Grace), whose cells hold 8-byte big-endian int64 sums.
-func IsCounter(s Strategy) bool {
-	_, ok := s.(counterStrategy)
-	return ok
-}
 
 type counterStrategy struct {
 	s Strategy

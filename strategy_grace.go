@@ -16,18 +16,10 @@ import (
 // expired cells are hidden from the library's readers as before; they stay
 // stored so that a sweep (package sweep) that keeps within g finds every
 // one of them, and can report it.
+// s must be OneSecond, DefaultExpiration or a Counter of one, and g
+// positive: otherwise NewTable refuses it with ErrInvalidStrategy.
 //
-// s must be OneSecond, DefaultExpiration or a Counter of one, and g a
-// whole number of seconds, not negative (Bigtable reports GC ages in whole
-// seconds); Grace(s, 0) is s. Grace of a Counter is the Counter of the
-// grace: Grace(Counter(OneSecond()), g) == Counter(Grace(OneSecond(), g)).
-// Otherwise the strategy is invalid: NewTable refuses it with
-// ErrInvalidStrategy. A strategy move's grace is its sides': a Move from
-// or to a strategy with a grace keeps the longer grace (see Move.GCPolicy).
-//
-// Every process that names the family, its writers and readers as well as
-// the family tools, must name it with its grace: the family's GC policy is
-// part of what the tools check.
+// Costs and rationale: docs/api-notes.md#ttlgrace.
 func Grace(s Strategy, g time.Duration) Strategy {
 	switch s := s.(type) {
 	case oneSecond:

@@ -14,38 +14,13 @@ import (
 // move keep a rule of their own, the cells written after it follow the new
 // strategy, and one server-side filter reads each by its own rule.
 //
-// Bigtable's documentation says one-second expiration cannot be put on a
-// family that already has data with real timestamps, and that a family of
-// sequence numbers cannot switch to age-based GC. A Move makes these
-// changes possible:
+// It makes possible the changes Bigtable's documentation rules out for a
+// family holding data, such as one-second expiration on real timestamps.
 //
-//   - a family without a strategy (real timestamps, any GC policy) →
-//     OneSecond, SequenceNumbers or DefaultExpiration;
-//   - SequenceNumbers(n) → OneSecond or DefaultExpiration;
-//   - DefaultExpiration(d) → OneSecond.
-//
-// The two encodings occupy disjoint ranges of timestamps on either side of
-// a boundary: real write times and DefaultExpiration's timestamps lie
-// below the start, and OneSecond's expiries written after it above it;
-// sequence numbers lie below 2000-01-01, real times above it. A write is
-// stored in whichever encoding puts it on its own rule's side: before
-// Start the old one where it can, after it the new one.
-//
-// # The move's life
-//
-// Every process that reads or writes the family is configured with the
-// Move before Start, which must be announced far enough ahead for a
-// rolling deploy to finish: from Start on, no process may write the old
-// way. The family's GC policy during the move is the Move's GCPolicy,
-// which deletes no cell that either rule keeps live (often no GC at all);
-// the move ends when no cell of the old rule is live, by waiting for them
-// to expire or by rewriting them in the new encoding, and the family then
-// gets the new strategy's policy. Package move (github.com/cellttl/ttl/move)
-// carries a family through these steps and says what a move will do, and
-// when it can end; the processes can then be configured with To alone.
-//
-// A Move is a value, safe for simultaneous use, made with a composite
+// A Move is a value, safe for concurrent use, made with a composite
 // literal; NewTable refuses an invalid one with ErrInvalidStrategy.
+//
+// Costs and rationale: docs/api-notes.md#ttlmove.
 type Move struct {
 	// From is the family's strategy before the move, or nil for a family
 	// without one, whose cells carry real write times.

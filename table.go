@@ -14,42 +14,17 @@ import (
 // A Table is a Bigtable table, or an authorized view, whose cells have a
 // time to live. It writes through recipes ([Mutation], [ReadModifyWrite])
 // whose lifetimes it turns into timestamps, and reads through one
-// server-side filter that passes only live cells.
+// server-side filter that passes only live cells. Each managed family has
+// a [Strategy] whose GCPolicy the family must have; families without one
+// are read back unchanged and take only [Default] writes.
 //
-// # Families
-//
-// Each managed family has a [Strategy], and the family's GC policy must be
-// the strategy's GCPolicy (policy.Tool.Check verifies it, policy.Tool.Ensure sets
-// it). Families without a strategy are read back unchanged and take only
-// [Default] writes, stamped with the clock's now. Declare them with
-// [OtherFamilies] so that reads need no regular expression.
-//
-// # Time
-//
-// Each call reads the clock (time.Now unless [WithClock]) once and uses that
-// instant for every cell and filter of the call. A cell is hidden from its
-// expiry on, rounded down to the millisecond: never late, at most 1ms
-// early. A write whose cell would be born expired fails with ErrExpired.
-// Garbage collection removes expired cells later (in Bigtable up to a
-// week); the filter hides them at once, so GC lag is never visible through
-// the Table. A reader whose clock runs behind the writers' sees cells
-// for that much longer: [WithReadMargin] hides them that much earlier.
-//
-// # Errors
-//
+// Each call reads the clock once and uses that instant for every cell of
+// the call; a cell is hidden from its expiry on, at most 1ms early.
 // A mutation with any invalid change is rejected whole before anything is
-// sent, with an error that wraps one of this package's sentinel errors and
-// names the family and column at fault.
+// sent, with an error wrapping one of this package's sentinels.
 //
-// A Table is safe for simultaneous use by multiple goroutines; it starts no
-// goroutines.
-//
-// The Table's methods are in files named for their job: table_stamp.go
-// (what every write checks and stamps), table_write.go (Apply, and the
-// writer every write path builds with), table_bulk.go (ApplyBulk),
-// table_row.go (ApplyRow), table_batch.go (ApplyBatch), table_read.go
-// (ReadRow, ReadRows), table_rmw.go (ApplyReadModifyWrite),
-// table_schedule.go (WithSchedule, the entries written before the data).
+// A Table is safe for concurrent use; it starts no goroutines. Families,
+// time and GC lag: docs/api-notes.md#ttltable.
 type Table struct {
 	tbl        bigtable.TableAPI
 	now        func() time.Time

@@ -17,21 +17,11 @@ import (
 // the changes and costs what building the rows by hand costs
 // (docs/benchmarks.md). Prefer it where rows are written in a loop;
 // ApplyBulk takes Mutations made elsewhere.
+// errs is nil when every row was written, otherwise one entry per row;
+// a non-nil err means every request failed. w is valid only until fill
+// returns.
 //
-// w is valid only until fill returns. A row with an invalid change, or
-// none, is not sent and its error is reported at its index; the others
-// are applied. Rows are sent while fill runs, in the groups the bigtable
-// client would send as one request each (at most 100,000 changes), so
-// that the built rows of only one group are in memory at a time; if fill
-// panics, the groups already sent stay written. On a table with a
-// schedule (WithSchedule), every row is filled before any is sent, after
-// their entries (as ApplyBulk says), and a fill that panics sends nothing.
-// A fill that runs long writes lifetimes counted from the call's start, as
-// ApplyRow's does.
-//
-// errs and err are as ApplyBulk's: errs is nil when every row was written,
-// otherwise one entry per row, nil for each row written; a non-nil err
-// means every request failed.
+// Costs and rationale: docs/api-notes.md#ttltableapplybatch.
 func (t *Table) ApplyBatch(ctx context.Context, rows []string, fill func(i int, w RowWriter), opts ...bigtable.ApplyOption) (errs []error, err error) {
 	if err := t.check(ctx, "ApplyBatch"); err != nil {
 		return nil, err

@@ -19,10 +19,7 @@ import (
 // request, and only then the groups sent; if the entries fail, no row is
 // sent, and err and every row's entry in errs wrap ErrSchedule.
 //
-// errs is nil when every row was written; otherwise it has one entry per
-// row, nil for each row written. A non-nil err means every request failed
-// (or rows and muts differ in length): no row is known to be written, and
-// every row sent has an error in errs.
+// Costs and rationale: docs/api-notes.md#ttltableapplybulk.
 func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, opts ...bigtable.ApplyOption) (errs []error, err error) {
 	if err := t.check(ctx, "ApplyBulk"); err != nil {
 		return nil, err

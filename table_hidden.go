@@ -9,19 +9,21 @@ import (
 	"github.com/cellttl/ttl/internal/rules"
 )
 
-// Reasons Table.Hidden gives for a cell that reads through the table hide.
+// Why reads hide a cell, as Table.Hidden says it.
 const (
-	HiddenExpired    = "expired"                // its expiry has passed
-	HiddenMargin     = "within the read margin" // it expires within WithReadMargin's margin
-	HiddenSuperseded = "superseded"             // newer versions fill SequenceNumbers' n
-	HiddenUndeclared = "family not declared"    // a family OtherFamilies does not name
-	HiddenCompanion  = "write-time companion"   // a RecordWriteTime companion column
+	hiddenExpired    = "expired"                // its expiry has passed
+	hiddenMargin     = "within the read margin" // it expires within WithReadMargin's margin
+	hiddenSuperseded = "superseded"             // newer versions fill SequenceNumbers' n
+	hiddenUndeclared = "family not declared"    // a family OtherFamilies does not name
+	hiddenCompanion  = "write-time companion"   // a RecordWriteTime companion column
 )
 
 // Hidden says why a read through the table at now hides item, a stored
-// cell with newer cells above it in its column, as one of the Hidden
-// constants; "" when the table's rules keep it live. It reads nothing
-// and is safe for concurrent use.
+// cell with newer cells above it in its column: "expired", "within the
+// read margin" (WithReadMargin), "superseded" (by newer versions, under
+// SequenceNumbers), "family not declared" (OtherFamilies) or "write-time
+// companion" (RecordWriteTime); "" when the table's rules keep it live.
+// It reads nothing and is safe for concurrent use.
 func (t *Table) Hidden(item bigtable.ReadItem, newer int, now time.Time) string {
 	if t == nil {
 		return ""
@@ -30,15 +32,15 @@ func (t *Table) Hidden(item bigtable.ReadItem, newer int, now time.Time) string 
 	s, managed := t.managed[family]
 	switch {
 	case !managed && t.others != nil && !t.others[family]:
-		return HiddenUndeclared
+		return hiddenUndeclared
 	case !managed:
 		return ""
 	case bool(t.companions) && strings.HasPrefix(column, WriteTimePrefix):
-		return HiddenCompanion
+		return hiddenCompanion
 	}
 	if n, ok := s.Versions(); ok {
 		if newer >= n {
-			return HiddenSuperseded
+			return hiddenSuperseded
 		}
 		return ""
 	}
@@ -47,9 +49,9 @@ func (t *Table) Hidden(item bigtable.ReadItem, newer int, now time.Time) string 
 	case !ok:
 		return ""
 	case !exp.After(now):
-		return HiddenExpired
+		return hiddenExpired
 	case !exp.After(now.Add(t.margin)):
-		return HiddenMargin
+		return hiddenMargin
 	}
 	return ""
 }

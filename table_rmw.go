@@ -22,22 +22,7 @@ import (
 // lives for the default (or as long as the column's newest cell, if that
 // lives longer), and in families without a strategy.
 //
-// The server builds on the column's newest cell even when it has expired.
-// So that an expired counter restarts from zero instead of resurfacing,
-// ApplyReadModifyWrite first deletes the expired cells of the columns m
-// touches in DefaultExpiration families: two requests, not one. Expired is
-// judged by the table's clock, as reads judge it: a clock running ahead
-// deletes cells that early. A cell that expires between the two requests
-// (a few milliseconds) can still be built on. With a read margin, the
-// cells within it are deleted too: reads already treat them as expired,
-// and a hidden value must not come back inside the new one.
-//
-// Read-modify-write cells get no write-time companion. With
-// RecordWriteTime, the first request also deletes the touched columns'
-// companions: the server may replace a cell in place (when the column's
-// newest cell has a later timestamp than its clock), and a companion must
-// never describe another value, so those columns' cells report no write
-// time.
+// Costs and rationale: docs/api-notes.md#ttltableapplyreadmodifywrite.
 func (t *Table) ApplyReadModifyWrite(ctx context.Context, row string, m *ReadModifyWrite) (bigtable.Row, error) {
 	if err := t.check(ctx, "ApplyReadModifyWrite"); err != nil {
 		return nil, err

@@ -28,41 +28,10 @@ import (
 // (github.com/cellttl/ttl/schedule) says. A sweep given the schedule
 // (sweep.Options.Schedule) then reads the entries of the seconds it
 // covers and the rows they name, instead of the whole table.
+// A family that cannot be scheduled is refused with ErrInvalidOption; a
+// call whose entries fail writes no data and wraps ErrSchedule.
 //
-// With no families named, every managed family whose cells expire at an
-// instant is scheduled: OneSecond, DefaultExpiration, their Grace and
-// Counter forms, a Move one of whose sides expires by time. A family
-// named must be such a family: a family without a strategy, or an unknown
-// one, is refused with an error wrapping ErrInvalidOption and
-// ErrUnknownFamily; a SequenceNumbers family (or a Move whose cells never
-// expire by time) with ErrInvalidOption. NewTable refuses a nil tbl with
-// ErrNilArgument, and with ErrInvalidOption the table given to NewTable
-// itself, WithSchedule given twice, and a table with no family to
-// schedule.
-//
-// The promise: entries before data. The entries of a call are written
-// in one request, and acknowledged, before its data; a call whose entries
-// fail writes none of its data and returns an error wrapping ErrSchedule
-// and the schedule's error. Every write that stamps an expiry writes
-// entries: Apply (for a conditional mutation, the cells of both
-// branches), ApplyBulk, ApplyRow, ApplyBatch, Mutation.Add and
-// RowWriter.Add (the window's expiry), Touch and KeepAlive's renewals (the
-// new expiry). A failure between the entries and the data leaves entries
-// for nothing, which cost a sweep a read and report nothing.
-//
-// The cost: one more request per write call, sent before the data, and
-// one entry per row and second (a row's cells that expire in the same
-// second share one). ApplyBulk and ApplyBatch write the entries of all
-// their rows in that one request, so they build every row before sending
-// any (without a schedule they send a group of rows as soon as it is
-// built), and a fill function that panics sends nothing. KeepAlive writes
-// the entries of a row's renewals in a family in one request before them.
-// A table without WithSchedule pays nothing.
-//
-// The schedule table needs the one family schedule.Family, with the GC
-// policy schedule.Policy gives for the sweep's grace (policy.Tool.Ensure does
-// not manage it). ApplyReadModifyWrite, whose cells the server stamps,
-// writes no entries.
+// Costs and rationale: docs/api-notes.md#ttlwithschedule.
 func WithSchedule(tbl bigtable.TableAPI, families ...string) Option {
 	return optionFunc(func(c *config) error {
 		switch {

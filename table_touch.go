@@ -21,25 +21,10 @@ import (
 // becomes that one cell (as Replace makes it), so nothing older
 // resurfaces. life may shorten as well as lengthen; a lifetime the family
 // refuses for Set is refused the same way.
+// It writes nothing and wraps ErrConflict when a writer won, and
+// ErrLifetime in a family without a strategy or of sequence numbers.
 //
-// It reads the cell, then writes only if, when the write lands, the cell
-// is still there, unchanged (the same timestamp, the same value, compared
-// exactly) and still the column's newest live cell; otherwise it writes
-// nothing and returns an error wrapping ErrConflict: a writer won. A
-// column with no live cell returns (false, nil) and writes nothing: Touch
-// never creates a cell and never brings back an expired or deleted one.
-// With RecordWriteTime the cell keeps its original write time; with a
-// read margin, "live" and "born expired" mean what they mean for reads and
-// Set.
-//
-// It takes two requests: a ReadRow and a CheckAndMutateRow, a single-row
-// transaction, which an app profile with multi-cluster routing refuses:
-// Touch then returns an error wrapping ErrTransactionNotAllowed. In a
-// family with a schedule (WithSchedule), the entry of the new expiry is
-// written between the two, and if that fails, Touch writes nothing and
-// returns an error wrapping ErrSchedule. Families without a strategy and
-// SequenceNumbers families are refused with ErrLifetime: their cells do
-// not expire by time.
+// Costs and rationale: docs/api-notes.md#ttltabletouch.
 func (t *Table) Touch(ctx context.Context, row, family, column string, life Lifetime) (touched bool, err error) {
 	if err := t.check(ctx, "Touch"); err != nil {
 		return false, err

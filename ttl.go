@@ -192,10 +192,7 @@ func (l Lifetime) String() string {
 // same inputs always give the same result. A [Table] reads its clock once
 // per call and passes that instant to every cell and filter of the call.
 //
-// The interface is sealed, as bigtable seals Filter: its unexported methods
-// tell the rest of the package what it relies on (the rule behind the
-// timestamps), so a strategy comes only from this package, and one written
-// elsewhere does not compile.
+// Costs and rationale: docs/api-notes.md#ttlstrategy.
 type Strategy interface {
 	// Timestamp returns the timestamp to write a cell with so that it lives
 	// for life when written at now. The result is a multiple of 1000

@@ -17,17 +17,10 @@ import (
 // and the window's cell lives Keep after the window closes: every
 // increment for one window is stamped with one expiry, the window's end
 // plus Keep, and Bigtable merges them into one cell.
+// An invalid Size or Keep is refused with ErrLifetime (ErrOutOfRange
+// when they overflow) where the window is used.
 //
-// Size must be a whole number of milliseconds that divides a day evenly
-// (1s, 10s, 1m, 5m, 1h, 6h, …) or a whole number of days; Keep a whole,
-// non-negative number of milliseconds. A sum over the last n windows
-// (Table.SumCounter) needs each of them live: Keep at least (n−1) × Size,
-// plus the table's read margin (WithReadMargin), which hides cells that
-// much before their expiry.
-//
-// Instants before 1970 are in their windows too, counted back from the
-// epoch; a window whose cell would expire before 1970 needs a negative
-// timestamp, and an Add to it is refused with ErrOutOfRange.
+// Costs and rationale: docs/api-notes.md#ttlwindow.
 type Window struct {
 	Size time.Duration
 	Keep time.Duration

@@ -55,12 +55,7 @@ const writeTimeLabel = "cellttl-written:"
 // pass [WithWriteTimes] to a read and call [WriteTime] on the cells it
 // returns.
 //
-// Qualifiers starting with "\xff\xff" are then reserved in managed
-// families: writing one fails with ErrReservedColumn, and reads do not
-// return such cells. Every Table that reads such a family must record
-// write times too: without the option, companions are not hidden and read
-// as cells of their own. Read-modify-write cells get no companion (in a
-// DefaultExpiration family their timestamp is their write time).
+// Costs and rationale: docs/api-notes.md#ttlrecordwritetime.
 func RecordWriteTime() Option {
 	return optionFunc(func(c *config) error {
 		c.writeTimes = true

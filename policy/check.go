@@ -55,7 +55,7 @@ type Status struct {
 // newStatus returns the status of family, whose strategy is s, found
 // with policy p (nil: missing) holding cells of type t.
 func newStatus(family string, s ttl.Strategy, p bigtable.GCPolicy, t bigtable.Type) Status {
-	st := Status{Family: family, Strategy: s.String(), Found: p, Want: s.GCPolicy(), WantType: valueType(s)}
+	st := Status{Family: family, Strategy: s.String(), Found: p, Want: s.GCPolicy(), WantType: ValueType(s)}
 	if m, ok := s.(ttl.Move); ok {
 		st.Finished = m.To.GCPolicy()
 	}
@@ -98,9 +98,10 @@ func DescribeType(t bigtable.Type) string {
 	return typeAggregate
 }
 
-// valueType is the value type a family of strategy s is created with: an
-// aggregate of int64 sums for a ttl.Counter, none otherwise.
-func valueType(s ttl.Strategy) bigtable.Type {
+// ValueType returns the value type a family of strategy s is created
+// with: an aggregate of int64 sums for a ttl.Counter, whose cells hold
+// 8-byte big-endian sums; nil, a plain family, otherwise.
+func ValueType(s ttl.Strategy) bigtable.Type {
 	if ruleOf(s).Counter {
 		return counterType()
 	}
@@ -143,11 +144,7 @@ func (s Status) String() string {
 // ttl.ErrNilArgument for a nil context and ttl.ErrInvalidStrategy for a
 // tool without families (New refuses bad ones).
 //
-// The client reports GC ages in whole seconds, so New refuses a
-// DefaultExpiration whose default is not a whole number of seconds: it
-// cannot be checked. For the same reason, a policy set
-// by other means to a fraction of a second is seen rounded down (cbt's
-// maxage=1500ms as maxage=1s).
+// Costs and rationale: docs/api-notes.md#policytoolcheck.
 func (t *Tool) Check(ctx context.Context) ([]Status, error) {
 	if err := t.start(ctx, "policy.Check", true); err != nil {
 		return nil, err

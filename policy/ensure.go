@@ -138,38 +138,13 @@ func (p *Plan) String() string {
 //
 // Before changing a family that exists, it scans the family through the
 // tool's data client (New's data, which Ensure needs), for cells
-// the change would delete or hide (see FamilyPlan and Loss), such as:
+// the change would delete or hide (see FamilyPlan and Loss).
+// A change that would lose data is refused, nothing changed, with an error
+// wrapping ErrDataLoss, unless Options.AllowDataLoss. A nil context or data
+// client is refused with ttl.ErrNilArgument. With Options.DryRun nothing
+// changes. It is safe for concurrent use when its clients are.
 //
-//   - OneSecond on a family holding ordinary, past timestamps;
-//   - SequenceNumbers on a family holding real-time timestamps (from the
-//     year 2000 on), or an age-based policy on a family holding sequence
-//     numbers;
-//   - a shorter default on a DefaultExpiration family, or OneSecond on
-//     one: the cells that would expire at once, and the live cells whose
-//     expiries would move earlier by the difference (under OneSecond the
-//     age found can only be a grace: its live cells keep their expiries,
-//     and are reported in FamilyPlan.CollectedSooner, not lost).
-//
-// Such a change is refused unless Options.AllowDataLoss is set: then nothing
-// at all is changed, and the error wraps ErrDataLoss and names each
-// refused family and what it would lose. A family that exists but holds
-// no such cells is changed freely, and a change that relaxes GC (a longer
-// default, more versions) loses nothing; the plan reports the rows whose
-// expired cells it would bring back (FamilyPlan.Resurfaced). A family in
-// a ttl.Move is kept with the move's policy or, once finished, its new
-// strategy's; any other policy is changed to the move's, which loses no
-// cell either of its rules keeps live (the cells stamped on the wrong side
-// of its boundary are the move tools' to find and rewrite).
-//
-// With Options.DryRun nothing is changed; the plan and the error are what the
-// real run would return, except that nothing is marked done. The plan is
-// also returned with the errors of a scan or a change; after a failed
-// change, the families marked done were changed.
-//
-// The scan and the changes are not atomic: a cell written between them,
-// by a writer that does not follow the strategy, is not protected. GC
-// policies are compared as the client reports them (see Check). Without a
-// data client, Ensure refuses with ttl.ErrNilArgument and reads nothing.
+// Costs and rationale: docs/api-notes.md#policytoolensure.
 func (t *Tool) Ensure(ctx context.Context) (*Plan, error) {
 	if err := t.start(ctx, "policy.Ensure", true); err != nil {
 		return nil, err
@@ -288,7 +263,7 @@ func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed m
 	if p.CreateTable {
 		conf := &bigtable.TableConf{TableID: p.Table, ColumnFamilies: map[string]bigtable.Family{}}
 		for _, f := range p.Families {
-			conf.ColumnFamilies[f.Family] = bigtable.Family{GCPolicy: managed[f.Family].GCPolicy(), ValueType: valueType(managed[f.Family])}
+			conf.ColumnFamilies[f.Family] = bigtable.Family{GCPolicy: managed[f.Family].GCPolicy(), ValueType: ValueType(managed[f.Family])}
 		}
 		if err := admin.CreateTableFromConf(ctx, conf); err != nil {
 			return fmt.Errorf("policy: creating table %q: %w", p.Table, err)
@@ -306,7 +281,7 @@ func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed m
 		case Keep:
 			continue
 		case Create:
-			err = admin.CreateColumnFamilyWithConfig(ctx, p.Table, f.Family, bigtable.Family{GCPolicy: want, ValueType: valueType(managed[f.Family])})
+			err = admin.CreateColumnFamilyWithConfig(ctx, p.Table, f.Family, bigtable.Family{GCPolicy: want, ValueType: ValueType(managed[f.Family])})
 			if err != nil {
 				err = fmt.Errorf("policy: table %q: creating family %q with %s: %w", p.Table, f.Family, Describe(want), err)
 			}

@@ -100,18 +100,10 @@ func (t *Tool) CheckSchedule(ctx context.Context, schedule string) (Status, erro
 // with a data client (client.Open(schedule)); other families of the
 // schedule are left alone. The tool's Options apply as they do to Ensure,
 // and the plan is Ensure's too, for the schedule table and its one family.
+// A change that would lose entries is refused with ErrDataLoss, nothing
+// changed, unless AllowDataLoss; an aggregate family with ErrFamilyMismatch.
 //
-// A change that lengthens the policy (a longer grace) loses nothing. One
-// that shortens it (from no GC, a version limit or a longer age) deletes
-// the entries stamped before the new age that the old policy kept: the
-// entries of cells that expired more than the grace ago, which a sweep
-// that has fallen behind by more than that would still read. Ensure scans
-// the schedule for them first and refuses the change, with
-// ErrDataLoss and nothing changed, when it finds any, unless
-// opts.AllowDataLoss is set. A family holding aggregate cells cannot be
-// changed: it is refused with ErrFamilyMismatch.
-//
-// Arguments ScheduleStrategy refuses are refused before anything is read.
+// Costs and rationale: docs/api-notes.md#policytoolensureschedule.
 func (t *Tool) EnsureSchedule(ctx context.Context, schedule string, scheduleData bigtable.TableAPI) (*Plan, error) {
 	if err := t.start(ctx, "policy.EnsureSchedule", true); err != nil {
 		return nil, err

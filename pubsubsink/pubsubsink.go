@@ -80,31 +80,13 @@ func ByRow(e sweep.Event) string { return e.Row }
 // result, and returns nil only when Pub/Sub accepted them all. Otherwise
 // it returns an error that names the topic and says how many events were
 // not published, wrapping the first failure: the sweep does not record
-// the batch and delivers it again. The messages accepted before are then
-// published twice, with the same AttributeID, by which consumers
-// deduplicate.
+// the batch and delivers it again.
 //
-// A topic that does not exist is found by the first delivery, not by
-// New: its error wraps ErrNoTopic (testable with errors.Is), as does
-// a delivery's after the topic is deleted. A Publisher offers no check of
-// its own, and the role a sweep needs to publish (roles/pubsub.publisher)
-// does not allow reading the topic.
+// A nil p is refused with ttl.ErrNilArgument; an ordering key without
+// message ordering with ttl.ErrInvalidOption. The sink is safe for
+// concurrent use; the caller owns and stops p.
 //
-// When a message with an ordering key fails, the publisher pauses the key
-// (it refuses the key's later messages, which would arrive out of order).
-// The sink resumes the keys of a batch that failed before it returns,
-// so that the sweep's next attempt publishes the batch again, in order.
-//
-// The caller owns p: New changes none of its settings (they decide how
-// messages are batched and retried), and the caller stops it
-// (Publisher.Stop) once the sweep is done. A message holds at most 10 MB
-// (pubsub.ErrOversizedMessage): with sweep.Options.Values, a cell whose
-// event is larger is never published, and the sweep stops at its batch
-// every round.
-//
-// A nil p is refused with ttl.ErrNilArgument; an Options.OrderingKey for a
-// publisher without EnableMessageOrdering with ttl.ErrInvalidOption. The
-// sink is safe for simultaneous use by multiple goroutines.
+// Costs and rationale: docs/api-notes.md#pubsubsinknew.
 func New(p *pubsub.Publisher, opts Options) (sweep.Deliver, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: pubsubsink.New: nil publisher", ttl.ErrNilArgument)

@@ -122,17 +122,7 @@ func (r *RewriteResult) Complete() bool { return r.Read.Complete() }
 // unchanged and below no newer cell of its column. The shards' counts are
 // summed into one RewriteResult, the PCollection's one element.
 //
-// A shard whose read or rewrite fails fails its bundle, which the runner
-// retries. The retry reads the bundle's shards again: the cells the failed
-// attempt rewrote are no longer old cells, so the filter does not return
-// them and nothing is rewritten twice; the retry rewrites the rest. But
-// the retried bundle's counts replace the failed one's, so a cell
-// rewritten by the failed attempt is counted by nobody: after retries,
-// Rewritten may undercount (Kept and Expired do not: those cells are
-// still old, and the retry counts them). The cells themselves are right;
-// for the exact number of old cells left, run move.Family.Plan (`cellttl move
-// status`) after the job. Running the whole job again is harmless too: it
-// rewrites only what is still old.
+// Costs and rationale: docs/api-notes.md#pipelinerewrite.
 func Rewrite(ctx context.Context, s beam.Scope, cfg RewriteConfig) (beam.PCollection, error) {
 	fn, m, err := newRewriteShardFn(ctx, cfg)
 	if err != nil {

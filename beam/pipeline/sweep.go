@@ -36,36 +36,12 @@ func init() {
 // sweep.Sweeper.Once delivers for the round from cfg.From up to cfg.Until,
 // found by the runner's workers, written to cfg.Output, and with
 // cfg.Delete the expired cells deleted once the events are written.
+// It refuses a config that sweep.New would refuse, with its error, while
+// the pipeline is built. It returns a PCollection of one *SweepResult,
+// complete once the events are written and the cells deleted. A run that
+// fails writes nothing that says it finished: run the same round again.
 //
-// While the pipeline is built it checks cfg, makes the round
-// (sweep.New, then Sweeper.Round), checks that the table has the
-// families (an admin call) and splits the table into shards (ReadShards).
-// Each worker reads whole shards through the round's Filter and gives
-// every row to Round.Events, the library's per-row logic: the events are
-// those Once delivers for the same round, in no particular order across
-// rows. One worker writes them all to cfg.Output. With cfg.Delete, each
-// row in which a cell expired is sent on, once the file is written, to a
-// worker that applies Round.Deletes to it: a failure before then deletes
-// nothing, and a run again of the same round reports the same events.
-//
-// With cfg.Schedule, the round reads the table's schedule instead of the
-// whole table (see SweepConfig.Schedule): while the pipeline is built it
-// checks that the schedule table has the family schedule.Family, and the
-// shards are the schedule's salts. The rows are judged by the same
-// Round.Events, so the events are those of a scanning round, less those
-// of cells no writer scheduled. With cfg.Delete, the entries served whose
-// second ends by Until are deleted once the rows' expired cells are.
-//
-// It returns a PCollection of one *SweepResult, the round's counts, which
-// is complete once the events are written and the cells deleted.
-//
-// A pipeline is one round, with no checkpoint: the caller keeps the
-// watermark, and gives the Until of a round that completed as the next
-// one's From. A run that fails writes nothing that says it finished; run
-// the same round again, whose events have the same IDs. Unlike Once, the
-// pipeline does not judge whether GC may have deleted expired cells
-// before it read them (Report.Missed): keep From within each family's
-// grace (ttl.Grace) of the time the job runs.
+// Costs and rationale: docs/api-notes.md#pipelinesweep.
 func Sweep(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection, error) {
 	fn, err := newSweepShardFn(ctx, cfg)
 	if err != nil {

@@ -165,13 +165,14 @@ func copyFixture(t *testing.T, name string) string {
 	return dst
 }
 
-func edit(t *testing.T, path, old, new string) {
+// edit replaces the first from in the file at path by to.
+func edit(t *testing.T, path, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil || !strings.Contains(string(b), old) {
-		t.Fatalf("%s: %v, or no %q", path, err, old)
+	if err != nil || !strings.Contains(string(b), from) {
+		t.Fatalf("%s: %v, or no %q", path, err, from)
 	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), from, to, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

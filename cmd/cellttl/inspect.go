@@ -18,6 +18,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/policy"
 )
 
 var inspectCommand = &command{
@@ -235,11 +236,13 @@ func describeCell(c *config, tbl *ttl.Table, family string, it bigtable.ReadItem
 	return []string{family, quote([]byte(qualifier), 40), ts, expires, left, state}
 }
 
-// cellValue prints a cell's value: a counter's sum in a ttl.Counter
-// family (an 8-byte big-endian integer), otherwise quoted.
+// cellValue prints a cell's value: a counter's sum in a family of int64
+// sums (policy.ValueType: a ttl.Counter's), otherwise quoted.
 func cellValue(c *config, family string, v []byte) string {
-	if s, ok := c.families.Strategies[family]; ok && len(v) == 8 && ttl.IsCounter(s) {
-		return fmt.Sprintf("sum %d", int64(binary.BigEndian.Uint64(v)))
+	if s, ok := c.families.Strategies[family]; ok && len(v) == 8 {
+		if _, sums := policy.ValueType(s).(bigtable.AggregateType); sums {
+			return fmt.Sprintf("sum %d", int64(binary.BigEndian.Uint64(v)))
+		}
 	}
 	return quote(v, 24)
 }

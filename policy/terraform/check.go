@@ -188,23 +188,18 @@ type Where struct {
 // lists the tables the file has.
 var ErrNoResource = errors.New("terraform: no resource manages the table")
 
-// Check reads the JSON of terraform show -json, of a plan (its
-// resource_changes: what the apply would do) or of a state (every module's
-// resources: what every apply keeps setting), and reports, for each
-// managed family of the table, what Terraform would do to it: the policy
-// each google_bigtable_gc_policy of the family sets, judged against its
-// strategy by the data-loss rules of package policy (a shorter age, fewer
-// versions, an age on a sequence-number family, a version limit on a
-// family that lives by time, a grace cut short), and what the table's
-// google_bigtable_table would do to the family (delete it, or give it
-// another kind of cell). Where says which resources are the table's.
+// Check reads the JSON of terraform show -json, of a plan or of a state,
+// and reports, for each managed family of the table where names, what
+// Terraform would do to it: the policy each google_bigtable_gc_policy of
+// the family sets, judged by the data-loss rules of package policy, and
+// what the table's google_bigtable_table would do to the family.
 //
-// The error wraps ErrNoResource when no resource names the table;
-// policy.ErrDataLoss when a finding destroys data, and lists them;
-// policy.ErrFamilyMismatch when a finding is another mismatch; nil when
-// every family matches, or is left alone. Input that is not a plan or
-// state is refused with ErrNotTerraform (and ttl.ErrInvalidOption), and
-// families ttl.NewTable would refuse with ttl.ErrInvalidStrategy.
+// The error wraps ErrNoResource when no resource names the table,
+// policy.ErrDataLoss when a finding destroys data and
+// policy.ErrFamilyMismatch for another mismatch; input that is no
+// Terraform JSON wraps ErrNotTerraform.
+//
+// Costs and rationale: docs/api-notes.md#terraformcheck.
 func Check(r io.Reader, where Where, families map[string]ttl.Strategy) (*Report, error) {
 	managed, err := rules.CheckFamilies(families)
 	if err != nil {

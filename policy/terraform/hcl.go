@@ -70,33 +70,7 @@ const (
 // says where its schema comes from and what the provider does that the
 // schema does not say.
 //
-// Policies are written with the provider's max_age { duration },
-// max_version { number } and mode arguments, ages in Go's duration form
-// ("168h", "90m", "1s", "1500ms"), which the provider validates with
-// time.ParseDuration. Not gc_rules: the provider reads a policy back into
-// gc_rules with ages of less than a minute spelled as bare microseconds,
-// which its own parser refuses, so a OneSecond family would show a change
-// at every plan. max_age, max_version and mode replace the resource when
-// they change (destroy, then create).
-//
-// deletion_policy = "ABANDON" is written on every resource whose policy is
-// not "no GC", since destroying the resource otherwise sets the family to
-// no GC: when the resource is removed from the configuration, and between
-// the destroy and the create of a replacement (or, under
-// create_before_destroy, after the create, for good). No GC keeps every
-// expired cell stored for ever, and a replicated instance refuses it, so
-// that the apply fails half done. Abandoned, the policy stays as it is. A
-// family whose policy is no GC (a move between sequence numbers and times)
-// loses nothing to a destroy, and gets no deletion_policy.
-//
-// A ttl.Counter family is an aggregate of int64 sums, which the
-// google_bigtable_gc_policy resource cannot say: its column_family block in
-// google_bigtable_table needs type = "intsum", which the comment shows.
-//
-// The errors wrap ttl.ErrInvalidStrategy for families ttl.NewTable would
-// refuse, and ttl.ErrInvalidOption for a missing Instance or Table, a
-// TableResource that is not a google_bigtable_table address, and two
-// families whose resource names would be the same.
+// Costs and rationale: docs/api-notes.md#terraformgcpolicies.
 func GCPolicies(families map[string]ttl.Strategy, o Options) (string, error) {
 	managed, err := rules.CheckFamilies(families)
 	if err != nil {

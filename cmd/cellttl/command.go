@@ -40,7 +40,7 @@ type command struct {
 // family that does not exist, a policy that does not match or a change
 // that would lose data is refused.
 func fail(stderr io.Writer, name string, err error) int {
-	fmt.Fprintf(stderr, "cellttl %s: %s\n", name, message(err))
+	errorLine(stderr, fmt.Sprintf("cellttl %s: %s", name, message(err)))
 	return exitOf(err)
 }
 

@@ -82,7 +82,7 @@ func TestFlagHelp(t *testing.T) {
 	line := regexp.MustCompile(`(?m)^  -([a-z-]+)(?: (\S+))?$`)
 	nouns := map[string]bool{"project": true, "instance": true, "table": true, "NAME=SPEC": true, "duration": true, "format": true,
 		"profile": true, "N": true, "fraction": true, "NAME": true, "SPEC": true, "TIME": true, "RULE": true, "DURATION": true,
-		"time": true, "file": true, "family": true, "KIND": true, "period": true}
+		"time": true, "file": true, "family": true, "KIND": true, "period": true, "address": true}
 	for _, cmd := range commands {
 		stdout, _, code := cellttl(append(strings.Fields(cmd.name), "-h")...)
 		require.Equal(t, exitOK, code)

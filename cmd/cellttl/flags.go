@@ -54,6 +54,9 @@ type config struct {
 	// check, ensure, stats, move, sweep: the schedule table
 	schedule string
 
+	// sweep, move rewrite: serving metrics and probes, logging
+	service serviceConfig
+
 	// inspect
 	writeTimes bool
 	margin     time.Duration

@@ -97,6 +97,8 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cellttl %s: %v\nrun \"cellttl %s -h\" for its flags\n", cmd.name, err, cmd.name)
 		return exitUsage
 	}
+	stderr, flush := serviceLog(c, stderr)
+	defer flush()
 	ctx, stop := interruptible()
 	defer stop()
 	run := ctx

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"time"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/text"
@@ -125,11 +126,15 @@ expiry, and is rewritten only if still there unchanged and no newer cell of
 its column would be outranked. With -checkpoint, a file of its own (not
 start's), an interrupted rewrite resumes where it stopped and counts every
 cell once. Moves to or from
-seqnum cannot be rewritten: they end by waiting. A dry run unless -apply.`,
+seqnum cannot be rewritten: they end by waiting. A dry run unless -apply.
+-metrics-addr serves /metrics, /healthz and /readyz (200 while it runs)
+while it rewrites, and -log-format json logs what goes to stderr, as for
+sweep ("cellttl sweep -h").`,
 		func(fs *flag.FlagSet, c *config) {
 			checkpointFlag(fs, c)
 			applyFlags(fs, c)
 			moveScheduleFlag(fs, c)
+			serviceFlags(fs, c)
 		}, runMoveChange((*move.Family).Rewrite))
 
 	moveFinishCommand = moveStep("finish", `Finish ends the move: once no cell of the old rule is live (for a reader
@@ -264,8 +269,16 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 		}
 		defer k.close()
 		admin, client := k.admin, k.data
+		// A step runs once: ready while it runs (move rewrite's -metrics-addr).
+		svc, err := startService(ctx, c, 0, time.Now)
+		if err != nil {
+			return fail(stderr, name, err)
+		}
+		defer svc.close(name, stderr)
+		svc.roundEnded(time.Now())
 		progress := newProgress(c, stderr)
 		opts := c.moveOptions(progress)
+		opts.Scan.MeterProvider = svc.meterProvider()
 		moveSchedule(c, client, &opts)
 		f, err := move.New(admin, client.Open(c.table), c.table, c.families.Names()[0], m, opts)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 
 var sweepCommand = &command{
 	name: "sweep",
-	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION [-round-timeout DURATION]] [-checkpoint FILE] [-delete] [-values] [-write-times] [-schedule TABLE [-reconcile]] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json]",
+	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION [-round-timeout DURATION]] [-checkpoint FILE] [-delete] [-values] [-write-times] [-schedule TABLE [-reconcile]] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json] [-metrics-addr HOST:PORT] [-log-format text|json]",
 	help: `Sweep reports the cells of the families given with -family that have
 expired, each once, as events on stdout. Under onesecond and
 default:DURATION a cell's timestamp is its expiry (or its expiry less the
@@ -70,7 +70,7 @@ A -checkpoint of another sweep is a bad command line (exit 2). With
 -every, SIGTERM or -timeout between rounds exits as the rounds did (0, or
 3 if one may have missed cells), and SIGINT (Ctrl-C) exits 1, as it does
 every command: an interrupted run.
-` + sweepScheduleHelp,
+` + sweepScheduleHelp + serviceHelp,
 	scans: true,
 	flags: func(fs *flag.FlagSet, c *config) {
 		workerFlags(fs, c)
@@ -92,6 +92,7 @@ every command: an interrupted run.
 			"the companions with their cells")
 		fs.StringVar(&c.checkpoint, "checkpoint", "", "a `file` keeping the watermark and each round's progress, to resume")
 		sweepScheduleFlags(fs, c)
+		serviceFlags(fs, c)
 	},
 	run: runSweep,
 }
@@ -174,6 +175,11 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	// sweep with SIGTERM.
 	ctx, stop := onSignal(ctx, syscall.SIGTERM, errTerminated)
 	defer stop()
+	svc, err := startService(ctx, c, c.sweep.every, c.sweepClock())
+	if err != nil {
+		return fail(stderr, "sweep", err)
+	}
+	defer svc.close("sweep", stderr)
 	admin, err := adminClient(ctx, c)
 	if err != nil {
 		return fail(stderr, "sweep", err)
@@ -186,6 +192,7 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	defer client.Close()
 	out := newSweepOutput(c, stdout, stderr)
 	opts := c.sweepOptions(out.scanOptions())
+	opts.Scan.MeterProvider = svc.meterProvider()
 	if code := sweepSchedule(c, client, &opts, stderr); code != exitOK {
 		return code
 	}
@@ -204,7 +211,7 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 		return code
 	}
 	sweepPolicyWarnings(ctx, c, admin, strategies, stderr)
-	round := reconcileRound(c, stderr, out.round)
+	round := svc.rounds(reconcileRound(c, stderr, out.round), c.sweepClock())
 	if c.sweep.every == 0 {
 		round(s.Once(ctx, out.deliver))
 		return out.status()

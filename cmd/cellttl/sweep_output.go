@@ -108,7 +108,7 @@ func (o *sweepOutput) round(r *sweep.Report, err error) {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(o.stderr, "cellttl sweep: %v\n", err)
+		errorLine(o.stderr, fmt.Sprintf("cellttl sweep: %v", err))
 	}
 	switch {
 	case r == nil:

@@ -493,7 +493,7 @@ func TestSweepCommandLine(t *testing.T) {
 	help, _, code := cellttl("help", "sweep")
 	assert.Equal(t, exitOK, code)
 	for _, f := range []string{"-family", "-granularity", "-since", "-margin", "-every", "-checkpoint", "-delete", "-values",
-		"-write-times", "-workers", "-progress", "-app-profile", "-timeout", "-format", "-move", "-from"} {
+		"-write-times", "-workers", "-progress", "-app-profile", "-timeout", "-format", "-move", "-from", "-metrics-addr", "-log-format"} {
 		assert.Regexp(t, "\n  "+f+"[ \n]", help, "flag %s", f)
 	}
 	assert.Contains(t, help, `{"report": {...}}`)

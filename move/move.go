@@ -80,9 +80,11 @@ type Options struct {
 	// reads the schedule finds the rewritten cells. The entries of a batch
 	// of rewrites are written in one request before the batch, which a
 	// failed entry write leaves unmade: the step stops, and a run given
-	// the same checkpoint writes the entries again, then the batch. A
-	// move to a strategy whose cells expire at no instant
-	// (SequenceNumbers) writes no entry: a schedule is refused for it.
+	// the same checkpoint writes the entries again, then the batch. When
+	// the move's Old gives the old cells another expiry than their old
+	// rule, Start writes each one's entry at it. A move none of whose
+	// cells expires at an instant writes no entry: a schedule is refused
+	// for it.
 	Schedule bigtable.TableAPI
 
 	// ScheduleTable is the name of the schedule table, for messages; it

@@ -11,6 +11,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/internal/text"
+	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 )
 
@@ -22,7 +23,7 @@ import (
 // write theirs before the data.
 
 // checkSchedule refuses a schedule the move cannot use: named as the
-// table, or for a move whose new cells expire at no instant.
+// table, or for a move none of whose cells expires at an instant.
 func checkSchedule(table, family string, m ttl.Move, r rules.Move, opts Options) error {
 	if opts.Schedule == nil || rules.IsNilPointer(opts.Schedule) {
 		if opts.ScheduleTable != "" {
@@ -33,8 +34,8 @@ func checkSchedule(table, family string, m ttl.Move, r rules.Move, opts Options)
 	if opts.ScheduleTable == table {
 		return fmt.Errorf("%w: table %q: the schedule table must be another table: its entries would be written among the data's rows", ttl.ErrInvalidOption, table)
 	}
-	if _, new, _ := r.Sides(); new.Kind != rules.ByTime {
-		return fmt.Errorf("%w: table %q, family %q: %v moves to cells that expire at no instant, so a schedule (Options.Schedule) has nothing to index",
+	if !r.Strategy().ExpiresAtInstant() {
+		return fmt.Errorf("%w: table %q, family %q: under %v no cell expires at an instant, so a schedule (Options.Schedule) has nothing to index",
 			ttl.ErrInvalidOption, table, family, m)
 	}
 	return nil
@@ -119,4 +120,71 @@ func rowEntries(ctx context.Context, sched bigtable.TableAPI, family string, old
 			row.Key(), text.Plural(b.Len(), "schedule entry", "schedule entries"), err)
 	}
 	return nil
+}
+
+// rescheduleBatch is the most entries a worker of reschedule writes in one
+// request.
+const rescheduleBatch = 500
+
+// reschedule writes, for a move whose Old gives the old cells another
+// expiry than their old rule did (rules.Move.Reschedules), the entry of
+// each old cell at that expiry, so that a sweep reading the schedule finds
+// it when it now expires: Start's work with a schedule. Entries are
+// idempotent, so a run again writes them again. A dry run only says so.
+func (f *Family) reschedule(ctx context.Context, r *Report) error {
+	if f.opts.Schedule == nil || rules.IsNilPointer(f.opts.Schedule) || !f.rule.Reschedules() {
+		return nil
+	}
+	name := "the schedule table"
+	if f.opts.ScheduleTable != "" {
+		name = fmt.Sprintf("schedule table %q", f.opts.ScheduleTable)
+	}
+	if f.opts.DryRun {
+		r.Actions = append(r.Actions, fmt.Sprintf("write the schedule entries of the old cells to %s at the expiry the move gives them", name))
+		return nil
+	}
+	old, _, _ := f.rule.Sides()
+	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(f.family, "", ""), old.Span.Filter(), bigtable.StripValueFilter())
+	shards, err := scan.Shards(ctx, f.data)
+	written := 0
+	if err == nil {
+		_, err = scan.Run(ctx, shards, f.opts.Scan, func(ctx context.Context, s scan.Shard, c *scan.ShardProgress) (int, error) {
+			return f.rescheduleShard(ctx, s, filter, c)
+		}, func(_ int, n int) error { written += n; return nil })
+	}
+	r.Actions = append(r.Actions, fmt.Sprintf("wrote %s to %s at the expiry the move gives the old cells", text.Plural(written, "schedule entry", "schedule entries"), name))
+	if err != nil {
+		return fmt.Errorf("move: table %q, family %q: writing the schedule entries of the old cells stopped (run Start again): %w", f.table, f.family, err)
+	}
+	return nil
+}
+
+// rescheduleShard writes the entries of shard s's old cells, as reschedule
+// says, and returns how many it wrote.
+func (f *Family) rescheduleShard(ctx context.Context, s scan.Shard, filter bigtable.Filter, c *scan.ShardProgress) (int, error) {
+	var b schedule.Batch
+	n := 0
+	flush := func() error {
+		if err := b.Write(ctx, f.opts.Schedule); err != nil {
+			return err
+		}
+		n += b.Len()
+		b.Reset()
+		return nil
+	}
+	_, err := scan.ReadShard(ctx, f.data, s, filter, c, func(row bigtable.Row) error {
+		for _, it := range row[f.family] {
+			if at, ok := f.rule.Rescheduled(it.Timestamp); ok {
+				b.Add(row.Key(), at)
+			}
+		}
+		if b.Len() >= rescheduleBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, flush()
 }

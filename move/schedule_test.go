@@ -17,6 +17,7 @@ import (
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
+	"github.com/cellttl/ttl/sweep"
 )
 
 // scheduleTable creates the schedule table "s" beside x's table.
@@ -189,8 +190,8 @@ func TestNewRefusesSchedule(t *testing.T) {
 		msg  string
 	}{
 		{"the data table", toTime, move.Options{Schedule: sched, ScheduleTable: "t"}, ttl.ErrInvalidOption, `table "t": the schedule table must be another table`},
-		{"to sequence numbers", ttl.Move{To: ttl.SequenceNumbers(2), Start: start, Old: ttl.For(time.Hour)}, move.Options{Schedule: sched},
-			ttl.ErrInvalidOption, `family "f": Move{`},
+		{"to sequence numbers, the old cells kept for ever", ttl.Move{To: ttl.SequenceNumbers(2), Start: start}, move.Options{Schedule: sched},
+			ttl.ErrInvalidOption, `family "f": under Move{`},
 		{"a name without a table", toTime, move.Options{ScheduleTable: "s"}, ttl.ErrNilArgument, `Options.ScheduleTable "s" names a schedule table, but Options.Schedule is nil`},
 		{"a nil table", toTime, move.Options{Schedule: (*bigtable.Table)(nil), ScheduleTable: "s"}, ttl.ErrNilArgument, "Options.Schedule is nil"},
 	} {
@@ -239,4 +240,99 @@ func TestRewriteRowScheduled(t *testing.T) {
 	kd, td := entry("r", start.Add(30*time.Minute))
 	assert.Equal(t, map[string]bigtable.Timestamp{kc: tc, kd: td}, entries(t, sched))
 	assert.Equal(t, []bigtable.Timestamp{testkit.MS(start.Add(time.Hour))}, x.stamps("r", "c"))
+}
+
+// TestStartReschedulesOldCells (issue 33.2): a move whose Old gives the
+// old cells another expiry than their old rule (shorter, or one where
+// they had none) writes, at Start with a schedule, each old cell's entry
+// at the expiry the move gives it, which a sweep reading the schedule
+// needs; a dry run writes none, and a move that keeps the old expiry
+// writes none.
+func TestStartReschedulesOldCells(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name    string
+		m       ttl.Move
+		entries int
+	}{
+		{"Default(1h) to OneSecond, Old: For(20m)",
+			ttl.Move{From: ttl.DefaultExpiration(time.Hour), To: ttl.OneSecond(), Start: start, Old: ttl.For(20 * time.Minute)}, 2},
+		{"no strategy to OneSecond, Old: For(20m)",
+			ttl.Move{To: ttl.OneSecond(), Start: start, Old: ttl.For(20 * time.Minute)}, 2},
+		{"no strategy to SequenceNumbers, Old: For(20m)",
+			ttl.Move{To: ttl.SequenceNumbers(2), Start: start, Old: ttl.For(20 * time.Minute)}, 2},
+		{"Default(1h) to OneSecond, the old rule kept", ttl.Move{From: ttl.DefaultExpiration(time.Hour), To: ttl.OneSecond(), Start: start}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			x := newMoveTable(t, nil)
+			sched := x.scheduleTable()
+			x.put("a", "c", "v", testkit.MS(start.Add(-50*time.Minute))) // old expiry start+10m under Default(1h)
+			x.put("b", "c", "v", testkit.MS(start.Add(-45*time.Minute)))
+			opts := x.opts(-40 * time.Minute)
+			opts.Schedule, opts.ScheduleTable = sched, "s"
+			opts.DryRun = true
+			_, err := x.family(x.raw, tt.m, opts).Start(ctx)
+			require.NoError(t, err)
+			assert.Empty(t, entries(t, sched), "a dry run writes no entry")
+
+			opts.DryRun = false
+			r, err := x.family(x.raw, tt.m, opts).Start(ctx)
+			require.NoError(t, err)
+			if tt.entries == 0 {
+				assert.Empty(t, entries(t, sched))
+				return
+			}
+			ka, ta := entry("a", start.Add(-30*time.Minute))
+			kb, tb := entry("b", start.Add(-25*time.Minute))
+			assert.Equal(t, map[string]bigtable.Timestamp{ka: ta, kb: tb}, entries(t, sched))
+			assert.Contains(t, r.Actions, `wrote 2 schedule entries to schedule table "s" at the expiry the move gives the old cells`)
+		})
+	}
+}
+
+// TestStartRescheduledSweeps (issue 33.2): cells written under
+// Default(1h) by a table with a schedule, then moved to OneSecond with
+// Old: For(20m) by Start with the schedule, expire 40 minutes sooner: a
+// sweep reading the schedule reports them when a scanning sweep does,
+// and a reconcile finds nothing unscheduled.
+func TestStartRescheduledSweeps(t *testing.T) {
+	ctx := context.Background()
+	x := newMoveTable(t, nil)
+	sched := x.scheduleTable()
+	x.clock.Set(start.Add(-50 * time.Minute))
+	tbl, err := ttl.NewTable(x.raw, map[string]ttl.Strategy{"f": ttl.DefaultExpiration(time.Hour)}, ttl.WithSchedule(sched), ttl.WithClock(x.clock.Now))
+	require.NoError(t, err)
+	require.NoError(t, tbl.Apply(ctx, "a", testkit.Set("f", "c", "v", ttl.Default)))
+
+	m := ttl.Move{From: ttl.DefaultExpiration(time.Hour), To: ttl.OneSecond(), Start: start, Old: ttl.For(20 * time.Minute)}
+	opts := x.opts(-40 * time.Minute)
+	opts.Schedule, opts.ScheduleTable = sched, "s"
+	_, err = x.family(x.raw, m, opts).Start(ctx)
+	require.NoError(t, err)
+
+	x.clock.Set(start.Add(-20 * time.Minute))
+	sweeps := map[string]sweep.Options{
+		"scanning":  {},
+		"scheduled": {Schedule: sched, ScheduleTable: "s"},
+		"reconcile": {Schedule: sched, ScheduleTable: "s", Reconcile: true},
+	}
+	for name, o := range sweeps {
+		o.Since, o.Margin, o.Scan.Now = start.Add(-time.Hour), time.Second, x.clock.Now
+		s, err := sweep.New(x.e.Admin, x.raw, "t", map[string]ttl.Strategy{"f": m}, o)
+		require.NoError(t, err, name)
+		var got []string
+		r, err := s.Once(ctx, func(_ context.Context, events []sweep.Event) error {
+			for _, e := range events {
+				got = append(got, e.Row+" "+e.Expired.UTC().Format(time.RFC3339))
+			}
+			return nil
+		})
+		require.NoError(t, err, name)
+		if name == "reconcile" {
+			assert.Empty(t, got, "reconcile: nothing unscheduled")
+			assert.Zero(t, r.Unscheduled, name)
+			continue
+		}
+		assert.Equal(t, []string{"a " + start.Add(-30*time.Minute).UTC().Format(time.RFC3339)}, got, name)
+	}
 }

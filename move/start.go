@@ -17,7 +17,9 @@ import (
 // encoding (each only if still there unchanged, recorded in
 // Options.Checkpoint first so that no cell is rewritten twice), then it
 // sets the family's GC policy to the move's. It refuses while misplaced
-// cells remain.
+// cells remain. With Options.Schedule, a move whose Old gives the old
+// cells another expiry than their old rule (a shorter one, or one where
+// they had none) first writes each old cell's entry at that expiry.
 //
 // A dry run (Options.DryRun) refuses what the step would refuse: misplaced
 // cells without a checkpoint, or a checkpoint of other work.
@@ -30,6 +32,9 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 		return r, err
 	}
 	opts := f.opts
+	if err := f.reschedule(ctx, r); err != nil {
+		return r, err
+	}
 	if r.Misplaced.Cells > 0 {
 		if opts.Checkpoint == nil {
 			return r, fmt.Errorf("move.Family.Start: %w", &policy.OptionError{Err: fmt.Errorf("%w: %s stamped above the boundary must be rewritten, and that needs a checkpoint: a rewritten cell cannot be told from one still to rewrite",

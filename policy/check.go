@@ -52,13 +52,37 @@ type Status struct {
 	Matches bool
 }
 
-// newStatus returns the status of family, whose strategy is s, found
-// with policy p (nil: missing) holding cells of type t.
-func newStatus(family string, s ttl.Strategy, p bigtable.GCPolicy, t bigtable.Type) Status {
-	st := Status{Family: family, Strategy: s.String(), Found: p, Want: s.GCPolicy(), WantType: ValueType(s)}
+// A want is what a family needs: its GC policy, the policy it has once
+// its move is finished (nil without a move), its value type, and what
+// asks for them, named in messages (a strategy).
+type want struct {
+	label        string
+	gc, finished bigtable.GCPolicy
+	typ          bigtable.Type
+}
+
+// wantOf returns what a family of strategy s needs.
+func wantOf(s ttl.Strategy) want {
+	w := want{label: s.String(), gc: s.GCPolicy(), typ: ValueType(s)}
 	if m, ok := s.(ttl.Move); ok {
-		st.Finished = m.To.GCPolicy()
+		w.finished = m.To.GCPolicy()
 	}
+	return w
+}
+
+// wantsOf returns what each managed family needs.
+func wantsOf(managed map[string]ttl.Strategy) map[string]want {
+	out := make(map[string]want, len(managed))
+	for name, s := range managed {
+		out[name] = wantOf(s)
+	}
+	return out
+}
+
+// newStatus returns the status of family, which needs w, found with
+// policy p (nil: missing) holding cells of type t.
+func newStatus(family string, w want, p bigtable.GCPolicy, t bigtable.Type) Status {
+	st := Status{Family: family, Strategy: w.label, Found: p, Want: w.gc, Finished: w.finished, WantType: w.typ}
 	st.Exists = p != nil
 	if st.Exists {
 		st.Type = t
@@ -150,7 +174,7 @@ func (t *Tool) Check(ctx context.Context) ([]Status, error) {
 		return nil, err
 	}
 	table := t.table
-	statuses, _, exists, err := readFamilies(ctx, t.admin, table, t.names, t.managed)
+	statuses, _, exists, err := readFamilies(ctx, t.admin, table, t.names, wantsOf(t.managed))
 	if err != nil {
 		return statuses, err
 	}
@@ -217,10 +241,10 @@ func families(ctx context.Context, admin *bigtable.AdminClient, table string) (m
 	return found, types, nil
 }
 
-// readFamilies returns the status of each managed family, the policies
-// found, and false for a table that does not exist (every family is then
-// missing).
-func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string, names []string, managed map[string]ttl.Strategy) ([]Status, map[string]bigtable.GCPolicy, bool, error) {
+// readFamilies returns the status of each family named, against what it
+// needs (wants), the policies found, and false for a table that does not
+// exist (every family is then missing).
+func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string, names []string, wants map[string]want) ([]Status, map[string]bigtable.GCPolicy, bool, error) {
 	found, types, err := families(ctx, admin, table)
 	exists := true
 	switch {
@@ -231,7 +255,7 @@ func readFamilies(ctx context.Context, admin *bigtable.AdminClient, table string
 	}
 	statuses := make([]Status, len(names))
 	for i, name := range names {
-		statuses[i] = newStatus(name, managed[name], found[name], types[name])
+		statuses[i] = newStatus(name, wants[name], found[name], types[name])
 	}
 	return statuses, found, exists, nil
 }

@@ -154,7 +154,7 @@ func (t *Tool) Ensure(ctx context.Context) (*Plan, error) {
 	}
 	opts, table, admin, managed := t.opts, t.table, t.admin, t.managed
 	plan := t.newPlan(table)
-	statuses, found, exists, err := readFamilies(ctx, admin, table, t.names, managed)
+	statuses, found, exists, err := readFamilies(ctx, admin, table, t.names, wantsOf(managed))
 	if err != nil {
 		return nil, err
 	}
@@ -171,11 +171,12 @@ func (t *Tool) Ensure(ctx context.Context) (*Plan, error) {
 	if err := plan.refuse(opts.AllowDataLoss); err != nil || opts.DryRun {
 		return plan, err
 	}
-	return plan, plan.apply(ctx, admin, managed, opts.IgnoreWarnings)
+	return plan, plan.apply(ctx, admin, wantsOf(managed), opts.IgnoreWarnings)
 }
 
 // actions sets each family's action, and returns the loss scans of the
-// families to change.
+// families of managed to change (a schedule's family, not among them,
+// has its loss counted by countEntries).
 func (p *Plan) actions(statuses []Status, managed map[string]ttl.Strategy, found map[string]bigtable.GCPolicy) lossScans {
 	p.Families = make([]FamilyPlan, len(statuses))
 	scans := lossScans{}
@@ -187,7 +188,7 @@ func (p *Plan) actions(statuses []Status, managed map[string]ttl.Strategy, found
 			f.Action = Keep
 		case !st.Exists:
 			f.Action = Create
-		default:
+		case managed[st.Family] != nil:
 			scans[st.Family] = newLossScan(managed[st.Family], found[st.Family], p.Now)
 		}
 	}
@@ -259,11 +260,11 @@ func (p *Plan) refuse(allowed bool) error {
 }
 
 // apply makes the plan's changes, marking each one done.
-func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed map[string]ttl.Strategy, ignoreWarnings bool) error {
+func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, wants map[string]want, ignoreWarnings bool) error {
 	if p.CreateTable {
 		conf := &bigtable.TableConf{TableID: p.Table, ColumnFamilies: map[string]bigtable.Family{}}
 		for _, f := range p.Families {
-			conf.ColumnFamilies[f.Family] = bigtable.Family{GCPolicy: managed[f.Family].GCPolicy(), ValueType: ValueType(managed[f.Family])}
+			conf.ColumnFamilies[f.Family] = bigtable.Family{GCPolicy: wants[f.Family].gc, ValueType: wants[f.Family].typ}
 		}
 		if err := admin.CreateTableFromConf(ctx, conf); err != nil {
 			return fmt.Errorf("policy: creating table %q: %w", p.Table, err)
@@ -276,12 +277,12 @@ func (p *Plan) apply(ctx context.Context, admin *bigtable.AdminClient, managed m
 	for i := range p.Families {
 		f := &p.Families[i]
 		var err error
-		want := managed[f.Family].GCPolicy()
+		want := wants[f.Family].gc
 		switch f.Action {
 		case Keep:
 			continue
 		case Create:
-			err = admin.CreateColumnFamilyWithConfig(ctx, p.Table, f.Family, bigtable.Family{GCPolicy: want, ValueType: ValueType(managed[f.Family])})
+			err = admin.CreateColumnFamilyWithConfig(ctx, p.Table, f.Family, bigtable.Family{GCPolicy: want, ValueType: wants[f.Family].typ})
 			if err != nil {
 				err = fmt.Errorf("policy: table %q: creating family %q with %s: %w", p.Table, f.Family, Describe(want), err)
 			}

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,10 +19,12 @@ import (
 	"github.com/cellttl/ttl/schedule"
 )
 
-// TestScheduleStrategy checks that a schedule's family is OneSecond with
-// the longest grace of the families it indexes, a move's the longer of
-// its sides', and that a schedule that cannot work is refused.
-func TestScheduleStrategy(t *testing.T) {
+// TestSchedulePolicy checks that a schedule's family keeps entries for
+// the longest age its families' GC policies keep expired cells, a move's
+// the longer of its sides' graces, or until deleted when a family keeps
+// cells with no age (issue 33.3), and that a schedule that cannot work is
+// refused.
+func TestSchedulePolicy(t *testing.T) {
 	start := testkit.Base
 	for _, tt := range []struct {
 		name     string
@@ -37,15 +40,24 @@ func TestScheduleStrategy(t *testing.T) {
 		{"a move's longer side", map[string]ttl.Strategy{
 			"m": ttl.Move{From: ttl.Grace(ttl.DefaultExpiration(time.Hour), 3*time.Hour), To: ttl.Grace(ttl.OneSecond(), time.Hour), Start: start},
 		}, "maxage=3h"},
-		{"a move to versions whose old cells expire", map[string]ttl.Strategy{
+		{"a move to versions whose old cells expire: no GC", map[string]ttl.Strategy{
 			"m": ttl.Move{To: ttl.SequenceNumbers(2), Start: start, Old: ttl.For(time.Hour)},
-		}, "maxage=1s"},
+		}, "never"},
+		{"a family in a move that keeps cells until deleted, beside a grace", map[string]ttl.Strategy{
+			"sess": ttl.Grace(ttl.OneSecond(), time.Hour),
+			"mv":   ttl.Move{To: ttl.OneSecond(), Start: start},
+		}, "never"},
+		{"a move with an end", map[string]ttl.Strategy{
+			"sess": ttl.Grace(ttl.OneSecond(), time.Hour),
+			"mv":   ttl.Move{From: ttl.DefaultExpiration(time.Hour), To: ttl.OneSecond(), Start: start, Old: ttl.Until(start.Add(time.Hour))},
+		}, "never"},
 	} {
-		s, err := policy.ScheduleStrategy("t", "t-schedule", tt.families)
+		p, err := policy.SchedulePolicy("t", "t-schedule", tt.families)
 		require.NoError(t, err, tt.name)
-		assert.Equal(t, tt.want, policy.Describe(s.GCPolicy()), tt.name)
-		g, _ := time.ParseDuration(tt.want[len("maxage="):])
-		assert.Equal(t, policy.Describe(schedule.Policy(g)), policy.Describe(s.GCPolicy()), tt.name)
+		assert.Equal(t, tt.want, policy.Describe(p), tt.name)
+		if g, err := time.ParseDuration(strings.TrimPrefix(tt.want, "maxage=")); err == nil {
+			assert.Equal(t, policy.Describe(schedule.Policy(g)), policy.Describe(p), tt.name)
+		}
 	}
 	one := map[string]ttl.Strategy{"f": ttl.OneSecond()}
 	for _, tt := range []struct {
@@ -63,7 +75,7 @@ func TestScheduleStrategy(t *testing.T) {
 		{"an invalid strategy", "s", map[string]ttl.Strategy{"f": ttl.SequenceNumbers(0)}, ttl.ErrInvalidStrategy, "SequenceNumbers(0)"},
 		{"no family", "s", nil, ttl.ErrInvalidStrategy, "no family"},
 	} {
-		_, err := policy.ScheduleStrategy("t", tt.schedule, tt.families)
+		_, err := policy.SchedulePolicy("t", tt.schedule, tt.families)
 		if assert.ErrorIs(t, err, tt.want, tt.name) {
 			assert.Contains(t, err.Error(), tt.msg, tt.name)
 		}

@@ -69,7 +69,7 @@ type Tool struct {
 	table    string
 	names    []string // the managed families, sorted
 	managed  map[string]ttl.Strategy
-	families map[string]ttl.Strategy // as given, for ScheduleStrategy
+	families map[string]ttl.Strategy // as given, for SchedulePolicy
 	opts     Options
 }
 

@@ -27,8 +27,9 @@ const scheduleHelp = `
 of their rows by expiry that the writers fill (ttl.WithSchedule) and a
 sweep reads (sweep -schedule), so that a round reads what expires instead
 of the whole table. Its one family, "` + schedule.Family + `", needs the GC policy of
-OneSecond with the families' longest grace (grace:DURATION:SPEC), so that
-an entry is kept as long as the expired cells it names. A schedule named as
+OneSecond with the families' longest grace (grace:DURATION:SPEC), or no
+GC when a family in a move keeps its cells with no age, so that an entry
+is kept as long as the expired cells it names. A schedule named as
 the table itself, or for a seqnum family (its cells expire at no instant),
 is refused (exit 2), nothing read or written.`
 
@@ -47,7 +48,7 @@ func scheduleAhead(c *config, name string, strategies map[string]ttl.Strategy, s
 	if c.schedule == "" {
 		return exitOK
 	}
-	if _, err := policy.ScheduleStrategy(c.table, c.schedule, strategies); err != nil {
+	if _, err := policy.SchedulePolicy(c.table, c.schedule, strategies); err != nil {
 		return fail(stderr, name, err)
 	}
 	return exitOK

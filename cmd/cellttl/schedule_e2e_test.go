@@ -58,3 +58,46 @@ func TestScheduleToolsTogether(t *testing.T) {
 	_, stderr, code = cellttl(with("check", fams...)...)
 	assert.Equal(t, exitOK, code, stderr)
 }
+
+// TestScheduleWithMovingFamily (issue 33.3): ensure -schedule, then sweep
+// -schedule, for sess, with a grace, and mv, in a move from no strategy,
+// whose GC keeps its cells until deleted: the schedule then keeps its
+// entries until deleted too, check -schedule says so, and a scheduled
+// sweep of each family reports its cell.
+func TestScheduleWithMovingFamily(t *testing.T) {
+	e, raw := startEmulator(t, map[string]bigtable.GCPolicy{"sess": bigtable.MaxAgePolicy(time.Hour), "mv": bigtable.NoGcPolicy()})
+	ctx := context.Background()
+	base := sweepBase
+	start := base.Add(-time.Hour)
+	move := []string{"-move", "mv", "-from", "none", "-start", start.Format(time.RFC3339)}
+	fams := append([]string{"-family", "sess=grace:1h:onesecond", "-family", "mv=onesecond", "-schedule", "sched"}, move...)
+	_, stderr, code := cellttl(with("ensure", append(fams, "-create", "-apply", "-quiet")...)...)
+	require.Equal(t, exitOK, code, stderr)
+	info, err := e.Admin.TableInfo(ctx, "sched")
+	require.NoError(t, err)
+	require.Len(t, info.FamilyInfos, 1)
+	assert.Equal(t, "", info.FamilyInfos[0].GCPolicy, "no GC: mv keeps its cells until deleted")
+	_, stderr, code = cellttl(with("check", fams...)...)
+	require.Equal(t, exitOK, code, stderr)
+
+	tbl, err := ttl.NewTable(raw, map[string]ttl.Strategy{
+		"sess": ttl.Grace(ttl.OneSecond(), time.Hour),
+		"mv":   ttl.Move{To: ttl.OneSecond(), Start: start},
+	}, ttl.WithSchedule(e.Client.Open("sched")), ttl.WithClock(func() time.Time { return base }))
+	require.NoError(t, err)
+	m := ttl.NewMutation()
+	m.Set("sess", "token", []byte("v"), ttl.For(10*time.Second))
+	m.Set("mv", "m", []byte("v"), ttl.For(20*time.Second))
+	require.NoError(t, tbl.Apply(ctx, "u0", m))
+
+	sweepClock(t, base.Add(time.Minute))
+	for _, family := range []string{"sess", "mv"} {
+		args := []string{"-family", "sess=grace:1h:onesecond", "-schedule", "sched"}
+		if family == "mv" {
+			args = append([]string{"-family", "mv=onesecond", "-schedule", "sched"}, move...)
+		}
+		stdout, stderr, code := cellttl(with("sweep", append(args, "-since", base.Format(time.RFC3339), "-format", "json", "-quiet")...)...)
+		require.Equal(t, exitOK, code, "%s: %s", family, stderr)
+		assert.Contains(t, stdout, `"family":"`+family+`"`, family)
+	}
+}

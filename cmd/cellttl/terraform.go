@@ -14,7 +14,6 @@ import (
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/policy/terraform"
-	"github.com/cellttl/ttl/schedule"
 )
 
 // Terraform: ensure -format terraform prints the google_bigtable_gc_policy
@@ -138,12 +137,8 @@ func scheduleTerraform(ctx context.Context, c *config, k *clients, strategies ma
 	if code, done := scheduleStatus(sched, serr, stderr); done {
 		return "", code
 	}
-	s, err := policy.ScheduleStrategy(c.table, c.schedule, strategies)
-	if err != nil {
-		return "", fail(stderr, "ensure", err)
-	}
 	opts := terraform.Options{Instance: c.instance, Table: c.schedule, Project: c.project, IgnoreWarnings: c.ignoreWarnings}
-	hcl, err := terraform.GCPolicies(map[string]ttl.Strategy{schedule.Family: s}, opts)
+	hcl, err := terraform.SchedulePolicy(c.table, strategies, opts)
 	if err != nil {
 		return "", fail(stderr, "ensure", err)
 	}

@@ -14,9 +14,7 @@ import (
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/emulator"
-	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/policy/terraform"
-	"github.com/cellttl/ttl/schedule"
 )
 
 // terraformFamilies are the three strategies, a grace and a counter, as
@@ -74,9 +72,7 @@ func TestEnsureTerraformSchedule(t *testing.T) {
 	strategies := map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), time.Hour)}
 	data, err := terraform.GCPolicies(strategies, terraform.Options{Instance: emulator.Instance, Table: "t", Project: emulator.Project})
 	require.NoError(t, err)
-	sched, err := policy.ScheduleStrategy("t", "sched", strategies)
-	require.NoError(t, err)
-	want, err := terraform.GCPolicies(map[string]ttl.Strategy{schedule.Family: sched}, terraform.Options{Instance: emulator.Instance, Table: "sched", Project: emulator.Project})
+	want, err := terraform.SchedulePolicy("t", strategies, terraform.Options{Instance: emulator.Instance, Table: "sched", Project: emulator.Project})
 	require.NoError(t, err)
 	assert.Equal(t, data+"\n"+want, stdout)
 	assert.Contains(t, stdout, `resource "google_bigtable_gc_policy" "sched_e" {`)

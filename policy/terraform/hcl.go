@@ -20,6 +20,7 @@ import (
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/policy"
+	"github.com/cellttl/ttl/schedule"
 )
 
 // Options name the table that GCPolicies writes resources for.
@@ -100,8 +101,32 @@ func GCPolicies(families map[string]ttl.Strategy, o Options) (string, error) {
 	var b strings.Builder
 	writeHeader(&b, o, names, managed)
 	for _, name := range names {
-		writeResource(&b, o, name, managed[name])
+		s := managed[name]
+		writeResource(&b, o, name, s.String(), s.GCPolicy(), ruleOf(s).Counter)
 	}
+	return b.String(), nil
+}
+
+// SchedulePolicy returns, as HCL, the google_bigtable_gc_policy resource
+// of the family of table's schedule (o.Table), with the policy that
+// policy.SchedulePolicy derives from families. It fails as
+// policy.SchedulePolicy does, and as GCPolicies does on o.
+func SchedulePolicy(table string, families map[string]ttl.Strategy, o Options) (string, error) {
+	p, err := policy.SchedulePolicy(table, o.Table, families)
+	if err != nil {
+		return "", err
+	}
+	if o.Instance == "" || o.Table == "" {
+		return "", fmt.Errorf("%w: terraform.SchedulePolicy: the instance and the schedule table must be named", ttl.ErrInvalidOption)
+	}
+	if o.TableResource != "" && !isTableAddress(o.TableResource) {
+		return "", fmt.Errorf("%w: terraform.SchedulePolicy: table resource %q is not an address such as google_bigtable_table.events",
+			ttl.ErrInvalidOption, o.TableResource)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# The GC policy that the schedule %q of table %q needs (cellttl).\n", o.Table, table)
+	fmt.Fprintf(&b, "# The schedule's %s resource must hold\n#   column_family {\n#     family = %s\n#   }\n", tableType, quote(schedule.Family))
+	writeResource(&b, o, schedule.Family, "the schedule of "+table, p, false)
 	return b.String(), nil
 }
 
@@ -122,11 +147,11 @@ func writeHeader(b *strings.Builder, o Options, names []string, managed map[stri
 	}
 }
 
-// writeResource writes the resource of one family.
-func writeResource(b *strings.Builder, o Options, family string, s ttl.Strategy) {
-	p := s.GCPolicy()
-	fmt.Fprintf(b, "\n# %s: %v, GC %s", family, s, policy.Describe(p))
-	if ruleOf(s).Counter {
+// writeResource writes the resource of one family, which label names in
+// its comment, of policy p, holding counters when counter is set.
+func writeResource(b *strings.Builder, o Options, family, label string, p bigtable.GCPolicy, counter bool) {
+	fmt.Fprintf(b, "\n# %s: %s, GC %s", family, label, policy.Describe(p))
+	if counter {
 		b.WriteString(", an aggregate of int64 sums (type = \"intsum\")")
 	}
 	fmt.Fprintf(b, "\nresource %s %s {\n", quote(gcPolicyType), quote(resourceName(o.Table, family)))

@@ -3,7 +3,6 @@ package ttl
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -38,8 +37,6 @@ type Table struct {
 	appProfile string            // WithAppProfile, for messages
 	metrics    *metrics          // WithMeterProvider; nil records nothing
 	schedule   bigtable.TableAPI // WithSchedule; nil writes none
-
-	idle atomic.Pointer[rowState] // for the next ApplyRow or ApplyBatch (rowState)
 }
 
 // NewTable returns a Table that reads and writes tbl, a *bigtable.Table or

@@ -29,7 +29,7 @@ func (t *Table) ApplyBatch(ctx context.Context, rows []string, fill func(i int, 
 	if fill == nil {
 		return nil, fmt.Errorf("%w: ApplyBatch: nil fill function", ErrNilArgument)
 	}
-	st := t.rowState()
+	st := rowStates.Get().(*rowState)
 	st.w.start(t, "ApplyBatch")
 	errs, err = st.w.applyRows(ctx, rows, opts, func(i int) (built, error) {
 		st.begin()
@@ -38,6 +38,6 @@ func (t *Table) ApplyBatch(ctx context.Context, rows []string, fill func(i int, 
 	})
 	st.w.done()
 	st.w.slab = nil // the rows' mutations are the caller's now
-	t.idle.Store(st)
+	rowStates.Put(st)
 	return errs, err
 }

@@ -3,6 +3,7 @@ package ttl
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"cloud.google.com/go/bigtable"
 )
@@ -28,7 +29,7 @@ func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), 
 	if fill == nil {
 		return fmt.Errorf("%w: ApplyRow: nil fill function", ErrNilArgument)
 	}
-	st := t.rowState()
+	st := rowStates.Get().(*rowState)
 	c := &st.w
 	c.start(t, "ApplyRow")
 	c.begin(row)
@@ -39,23 +40,15 @@ func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), 
 		err = c.apply(ctx, row, b, opts)
 	}
 	c.done()
-	t.idle.Store(st)
+	rowStates.Put(st)
 	return err
 }
 
-// rowState returns a state for a call that writes rows without a recipe:
-// the table's idle one, which its last such call left, or a new one.
-// The table keeps one, so that a call allocates only its rows'
-// bigtable.Mutations, as the raw client's write does, and finds its
-// writer's family lookup still made. Concurrent calls find none and make
-// their own. A state's generation tells a RowWriter of an ended call from
-// one of the call using it now.
-func (t *Table) rowState() *rowState {
-	if st := t.idle.Swap(nil); st != nil {
-		return st
-	}
-	return new(rowState)
-}
+// rowStates holds the states of ApplyRow and ApplyBatch calls between
+// calls, so that a call allocates only its rows' bigtable.Mutations, as
+// the raw client's write does. A state's generation tells a RowWriter of
+// an ended call from one of the call using it now.
+var rowStates = sync.Pool{New: func() any { return new(rowState) }}
 
 // A RowWriter writes the changes of one row, the row of an ApplyRow call
 // or a row of an ApplyBatch call, building each into the row's
@@ -130,7 +123,7 @@ func (st *rowState) begin() { st.cur, st.err, st.open = st.w.newBuilt(), nil, tr
 // end ends the row and returns it, or its error: its first invalid
 // change, or none at all (call names the call in the message). Writers of
 // the row now do nothing, and st keeps neither its mutation nor its error
-// (while it waits in the table, idle, say); it keeps the table and the strategy
+// (while it waits in rowStates, say); it keeps the table and the strategy
 // its writer last looked up, so that the next call on the table needs no
 // lookup.
 func (st *rowState) end(call, row string) (built, error) {

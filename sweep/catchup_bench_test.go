@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,7 @@ import (
 //	rows/s         rows reported a second of the round
 //	read-cells/op  the cells the server read, entries included
 //	reads/op       the read requests the round made
+//	streams-peak   the most ReadRows streams open at once
 //
 //	go test -run '^$' -bench '^BenchmarkSweepCatchUp$' -benchtime 1x ./sweep
 //
@@ -78,6 +80,7 @@ func BenchmarkSweepCatchUp(b *testing.B) {
 			name := fmt.Sprintf("latency=%s/reads=%s", map[bool]string{false: "0", true: "sim"}[sim], reads)
 			b.Run(name, func(b *testing.B) {
 				lat.on = sim
+				lat.peak.Store(0)
 				defer func() { lat.on = false }()
 				var seen, read int
 				runtime.GC() // the load's and the last round's garbage are not this round's
@@ -92,6 +95,7 @@ func BenchmarkSweepCatchUp(b *testing.B) {
 				b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 				b.ReportMetric(float64(seen)/float64(b.N), "read-cells/op")
 				b.ReportMetric(float64(read)/float64(b.N), "reads/op")
+				b.ReportMetric(float64(lat.peak.Load()), "streams-peak")
 			})
 		}
 	}
@@ -179,26 +183,55 @@ func catchUpTables(b *testing.B, e *emulator.Emulator, rows int) (data, sched bi
 // A latency, when on, delays every ReadRows stream as a remote server's:
 // catchUpRTT before its first response, and catchUpRowTime for each row
 // its responses complete, slept once the debt reaches a millisecond (a
-// shorter sleep is not kept to).
-type latency struct{ on bool }
+// shorter sleep is not kept to). It counts the streams open, on or not,
+// and keeps their peak.
+type latency struct {
+	on         bool
+	open, peak atomic.Int64
+}
+
+// opened counts a stream opened, and closed one ended.
+func (l *latency) opened() {
+	n := l.open.Add(1)
+	for p := l.peak.Load(); n > p && !l.peak.CompareAndSwap(p, n); p = l.peak.Load() {
+	}
+}
+
+func (l *latency) closed() { l.open.Add(-1) }
 
 func (l *latency) option() grpc.DialOption {
 	return grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 		s, err := streamer(ctx, desc, cc, method, opts...)
-		if err != nil || method != readRowsRPC || !l.on {
+		if err != nil || method != readRowsRPC {
 			return s, err
 		}
-		return &delayed{ClientStream: s, debt: catchUpRTT}, nil
+		l.opened()
+		d := &delayed{ClientStream: s, l: l}
+		if l.on {
+			d.debt = catchUpRTT
+		}
+		return d, nil
 	})
 }
 
 type delayed struct {
 	grpc.ClientStream
-	debt time.Duration
+	l     *latency
+	debt  time.Duration
+	ended bool
 }
 
 func (s *delayed) RecvMsg(m any) error {
+	err := s.recv(m)
+	if err != nil && !s.ended {
+		s.ended = true
+		s.l.closed()
+	}
+	return err
+}
+
+func (s *delayed) recv(m any) error {
 	if s.debt >= time.Millisecond {
 		start := time.Now()
 		time.Sleep(s.debt)
@@ -207,7 +240,7 @@ func (s *delayed) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
 	if resp, ok := m.(*btpb.ReadRowsResponse); ok && err == nil {
 		for _, c := range resp.Chunks {
-			if c.GetCommitRow() {
+			if s.l.on && c.GetCommitRow() {
 				s.debt += catchUpRowTime
 			}
 		}

@@ -48,7 +48,8 @@ func HelpOf(ctx context.Context, bin, sub string) (Flags, error) {
 // Parse splits a command line's arguments into flag values, by name, as
 // Go's flag package reads them (-name=value, -name value, -name for a
 // boolean; a double dash too), and fails naming each flag fl does not
-// list. Arguments after the flags are refused: a sweep takes none.
+// list, keeping its value (after "=") so that later checks still see it.
+// Arguments after the flags are refused: a sweep takes none.
 func (fl Flags) Parse(args []string) (map[string]string, error) {
 	vals := map[string]string{}
 	var errs []error
@@ -63,7 +64,9 @@ func (fl Flags) Parse(args []string) (map[string]string, error) {
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("%w: -%s: the command takes no such flag", ErrFlag, name))
-			continue
+			if !hasVal {
+				val = "true"
+			}
 		case !hasVal && takes && i+1 < len(args):
 			i++
 			val = args[i]

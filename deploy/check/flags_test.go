@@ -41,6 +41,10 @@ func TestFlagsParse(t *testing.T) {
 	if vals["every"] != "30s" || vals["family"] != "s=onesecond" || vals["delete"] != "true" || vals["quiet"] != "false" {
 		t.Errorf("values %v", vals)
 	}
+	// An unknown flag's value is kept, for the checks of its value.
+	if vals, err := fl.Parse([]string{"-lease=15s", "-standby"}); err == nil || vals["lease"] != "15s" || vals["standby"] != "true" {
+		t.Errorf("unknown flags: %v, %v", vals, err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -1,0 +1,3 @@
+module example.com/fakecellttl
+
+go 1.22

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/lease"
@@ -313,4 +315,29 @@ func TestLeaseFailures(t *testing.T) {
 	require.ErrorIs(t, err, sweep.ErrLeaseLost)
 	assert.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), "before ")
+}
+
+// singleRowRefused fails every write as an app profile with multi-cluster
+// routing fails CheckAndMutateRow.
+type singleRowRefused struct{ bigtable.TableAPI }
+
+func (singleRowRefused) Apply(context.Context, string, *bigtable.Mutation, ...bigtable.ApplyOption) error {
+	return status.Error(codes.FailedPrecondition, "Single-row transactions are not allowed by this app profile")
+}
+
+// TestLeaseMultiClusterRouting: Every ends at once on a lease the app
+// profile cannot take, naming what to use.
+func TestLeaseMultiClusterRouting(t *testing.T) {
+	f := newFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
+	f.e.TableForTest(t, "sweeps", map[string]bigtable.GCPolicy{lease.Family: bigtable.MaxVersionsPolicy(1)})
+	cp, err := lease.Open(ctx, f.e.Admin, singleRowRefused{f.e.Client.Open("sweeps")}, "sweeps", "t", lease.Options{Now: f.clock.Now})
+	require.NoError(t, err)
+	s := f.sweeper(t, sweep.Options{Lease: leaseFor, Checkpoint: cp})
+	sweep.SetSleep(s, func(context.Context, time.Duration) error {
+		t.Error("Every waited: the refusal cannot heal")
+		return nil
+	})
+	err = s.Every(ctx, period, byReplica{}.to("s"), nil)
+	require.ErrorIs(t, err, ttl.ErrTransactionNotAllowed)
+	assert.Contains(t, err.Error(), "single-cluster routing")
 }

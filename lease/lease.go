@@ -154,8 +154,8 @@ func (c *Checkpoint) check(ctx context.Context, admin *bigtable.AdminClient) err
 		if err != nil {
 			return fmt.Errorf("lease: reading the schema of table %q: %w", c.table, err)
 		}
-		for _, f := range info.Families {
-			if f == Family {
+		for _, f := range info.FamilyInfos {
+			if f.Name == Family {
 				return nil
 			}
 		}

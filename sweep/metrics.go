@@ -28,6 +28,8 @@ const (
 type metrics struct {
 	rounds, events, deletes, missed, unscheduledEvents metric.Int64Counter
 	delay                                              metric.Float64Histogram
+	leaseHeld                                          metric.Int64Gauge
+	leaseAcquired, leaseLost                           metric.Int64Counter
 
 	table    metric.MeasurementOption            // table
 	family   map[string]metric.MeasurementOption // table, family, for each family swept
@@ -42,7 +44,8 @@ func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics,
 		return nil, nil
 	}
 	meter := meters.New(mp, meters.Sweep, ttl.ErrInvalidOption, "sweep.Options.Scan.MeterProvider")
-	cs, err := meter.Counters(meters.SweepRounds, meters.SweepEvents, meters.SweepDeletes, meters.SweepMissed, meters.SweepUnscheduled)
+	cs, err := meter.Counters(meters.SweepRounds, meters.SweepEvents, meters.SweepDeletes, meters.SweepMissed, meters.SweepUnscheduled,
+		meters.SweepLeaseTaken, meters.SweepLeaseLost)
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +53,13 @@ func newMetrics(mp metric.MeterProvider, table string, fams []family) (*metrics,
 	if err != nil {
 		return nil, err
 	}
+	held, err := meter.Gauge(meters.SweepLeaseHeld)
+	if err != nil {
+		return nil, err
+	}
 	base := []attribute.KeyValue{attribute.String("cellttl.table", table)}
 	m := &metrics{rounds: cs[0], events: cs[1], deletes: cs[2], missed: cs[3], unscheduledEvents: cs[4], delay: delay,
+		leaseHeld: held, leaseAcquired: cs[5], leaseLost: cs[6],
 		table: meters.Attributes(base), family: map[string]metric.MeasurementOption{}, outcomes: map[string]metric.MeasurementOption{}}
 	for _, f := range fams {
 		m.family[f.name] = meters.Attributes(base, attribute.String("cellttl.family", f.name))
@@ -113,5 +121,24 @@ func (m *metrics) round(ctx context.Context, rep *Report) {
 	}
 	for _, missed := range rep.Missed {
 		m.missed.Add(ctx, 1, m.family[missed.Family])
+	}
+}
+
+// lease records the lease's state: held or not, and whether this process
+// just took it or just lost it.
+func (m *metrics) lease(ctx context.Context, held, acquired, lost bool) {
+	if m == nil {
+		return
+	}
+	v := int64(0)
+	if held {
+		v = 1
+	}
+	m.leaseHeld.Record(ctx, v, m.table)
+	if acquired {
+		m.leaseAcquired.Add(ctx, 1, m.table)
+	}
+	if lost {
+		m.leaseLost.Add(ctx, 1, m.table)
 	}
 }

@@ -72,6 +72,19 @@ type Options struct {
 	// granularity; another sweep's is refused with ttl.ErrInvalidOption.
 	Checkpoint scan.Checkpoint
 
+	// Lease, when positive, makes the processes given the same
+	// checkpoint the replicas of one sweep: the checkpoint must keep a
+	// lease (a LeaseCheckpoint, such as package lease's), of this
+	// duration. One replica at a time holds it and delivers; the others
+	// stand by (Once returns ErrStandby, Every tries again every period)
+	// and one takes over within Lease plus a period once the holder
+	// stops renewing. A holder renews it every third of Lease, between
+	// batches and while Every waits, checks it before each batch and each
+	// save, and stops, delivering nothing more and saving nothing, past
+	// two thirds of Lease from its last renewal. See docs/sweeps.md.
+	// Zero runs alone; negative is invalid.
+	Lease time.Duration
+
 	// Batch is the most events delivered at once; zero means
 	// DefaultBatch. A sweep that stops while delivering delivers that
 	// batch again when run again.

@@ -303,6 +303,9 @@ func (r *run) flushLocked(ctx context.Context, i int, t *tally, b *batch, done b
 		}
 	}
 	if len(b.events) > 0 {
+		if err := r.s.stillHeld(ctx, "delivering a batch"); err != nil {
+			return err
+		}
 		if err := r.deliver(ctx, b.events); err != nil {
 			return fmt.Errorf("sweep: delivering %s: %w", text.Plural(len(b.events), "event", "events"), err)
 		}

@@ -98,7 +98,9 @@ type Sweeper struct {
 	now                        func() time.Time
 	work                       string
 	sleep                      func(ctx context.Context, d time.Duration) error
-	m                          *metrics // nil records nothing
+	m                          *metrics        // nil records nothing
+	lc                         LeaseCheckpoint // with Options.Lease, the checkpoint; nil otherwise
+	st                         status
 	reads                      rowReads // how a scheduled round reads rows; zero: the defaults
 
 	mu sync.Mutex // held by Once
@@ -160,6 +162,11 @@ func New(admin *bigtable.AdminClient, data bigtable.TableAPI, table string, fami
 	if s.o.Checkpoint == nil {
 		s.o.Checkpoint = scan.MemoryCheckpoint()
 	}
+	if s.o.Lease > 0 {
+		s.lc = s.o.Checkpoint.(LeaseCheckpoint)
+		s.o.Checkpoint = leased{LeaseCheckpoint: s.lc, s: s}
+		s.st.s.Role = StandsBy
+	}
 	s.o.Scan.Table = cmp.Or(s.o.Scan.Table, table)
 	s.o.Scan.Work = cmp.Or(s.o.Scan.Work, "sweep")
 	s.work = fmt.Sprintf("sweep of table %q, families %s, %s events", table, strings.Join(names, ", "), opts.Granularity) + s.scheduleWork()
@@ -190,6 +197,9 @@ func (s *Sweeper) checkOptions(now time.Time) error {
 		return fmt.Errorf("%w: a sweep reports every expiry: it reads the whole table, not a sample", ttl.ErrInvalidOption)
 	}
 	if err := s.checkSchedule(); err != nil {
+		return err
+	}
+	if err := s.checkLease(); err != nil {
 		return err
 	}
 	return o.Scan.Check()
@@ -224,12 +234,27 @@ func (s *Sweeper) Round(from, until time.Time) (*Round, error) {
 //
 // A round that would end before it starts (called again within the
 // margin) reads nothing and returns an empty, complete report.
+//
+// With Options.Lease, Once first takes or renews the lease: a replica
+// that another's lease keeps out returns ErrStandby and no report; one
+// whose lease passes during the round stops before its next batch or
+// save with an error wrapping ErrLeaseLost.
 func (s *Sweeper) Once(ctx context.Context, deliver Deliver) (*Report, error) {
 	if ctx == nil || deliver == nil {
 		return nil, fmt.Errorf("%w: sweep: Once: nil context or deliver", ttl.ErrNilArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.finished()
+	if s.lc != nil {
+		ok, err := s.hold(ctx)
+		switch {
+		case err != nil && !ok:
+			return nil, fmt.Errorf("sweep: taking the lease: %w", err)
+		case !ok:
+			return nil, ErrStandby
+		}
+	}
 	rctx := ctx
 	if d := s.o.RoundTimeout; d > 0 {
 		var cancel context.CancelFunc
@@ -254,8 +279,11 @@ func (s *Sweeper) Once(ctx context.Context, deliver Deliver) (*Report, error) {
 // report, when not nil (the report is nil when the round could not begin,
 // as for Once); a round that fails is resumed by the next, except
 // that an error no retry can heal (one wrapping ttl.ErrInvalidOption,
-// ttl.ErrInvalidStrategy or ttl.ErrNilArgument, such as a checkpoint of
-// other work) ends Every with that error.
+// ttl.ErrInvalidStrategy, ttl.ErrNilArgument or
+// ttl.ErrTransactionNotAllowed, such as a checkpoint of other work) ends
+// Every with that error. With Options.Lease, a replica standing by
+// reports nothing and tries again every period; the holder renews the
+// lease while it waits, and releases it when Every returns.
 func (s *Sweeper) Every(ctx context.Context, period time.Duration, deliver Deliver, report func(*Report, error)) error {
 	if ctx == nil || deliver == nil {
 		return fmt.Errorf("%w: sweep: Every: nil context or deliver", ttl.ErrNilArgument)
@@ -263,20 +291,22 @@ func (s *Sweeper) Every(ctx context.Context, period time.Duration, deliver Deliv
 	if period <= 0 {
 		return fmt.Errorf("%w: sweep: Every: period %v: want a positive duration", ttl.ErrInvalidOption, period)
 	}
+	defer s.release(ctx)
 	for {
 		start := s.now()
 		r, err := s.Once(ctx, deliver)
-		if report != nil {
+		if report != nil && !errors.Is(err, ErrStandby) {
 			report(r, err)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if errors.Is(err, ttl.ErrInvalidOption) || errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrNilArgument) {
+		if errors.Is(err, ttl.ErrInvalidOption) || errors.Is(err, ttl.ErrInvalidStrategy) || errors.Is(err, ttl.ErrNilArgument) ||
+			errors.Is(err, ttl.ErrTransactionNotAllowed) {
 			return err
 		}
 		if wait := s.due(start, period, r, err).Sub(s.now()); wait > 0 {
-			if err := s.sleep(ctx, wait); err != nil {
+			if err := s.wait(ctx, wait); err != nil {
 				return err
 			}
 		}

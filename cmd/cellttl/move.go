@@ -13,7 +13,6 @@ import (
 	"github.com/cellttl/ttl/internal/text"
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
-	"github.com/cellttl/ttl/scan"
 )
 
 // The move commands carry a family that holds data from one strategy to
@@ -148,7 +147,8 @@ the processes with the new strategy alone. A dry run unless -apply.`,
 )
 
 func checkpointFlag(fs *flag.FlagSet, c *config) {
-	fs.StringVar(&c.checkpoint, "checkpoint", "", "a `file` recording the step's progress, to resume it")
+	fs.StringVar(&c.checkpoint, "checkpoint", "", "a `file` recording the step's progress, to resume it, or\n"+
+		"bigtable:TABLE/KEY, a row of a table of the instance (family cp)")
 }
 
 func applyFlags(fs *flag.FlagSet, c *config) {
@@ -235,8 +235,8 @@ func (c *config) moveOptions(progress *progressLine) move.Options {
 		AppProfile:     c.appProfile,
 		Scan:           progress.options(c),
 	}
-	if c.checkpoint != "" {
-		o.Checkpoint = scan.FileCheckpoint(c.checkpoint)
+	if cp := c.fileCheckpoint(); cp != nil {
+		o.Checkpoint = cp
 	}
 	return o
 }
@@ -279,6 +279,11 @@ func runMoveStep(step moveStepFunc, changes bool) moveRun {
 		progress := newProgress(c, stderr)
 		opts := c.moveOptions(progress)
 		opts.Scan.MeterProvider = svc.meterProvider()
+		if c.checkpoint != "" {
+			if opts.Checkpoint, err = c.openCheckpoint(ctx, admin, client, nil); err != nil {
+				return fail(stderr, name, err)
+			}
+		}
 		moveSchedule(c, client, &opts)
 		f, err := move.New(admin, client.Open(c.table), c.table, c.families.Names()[0], m, opts)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 var sweepCommand = &command{
 	name: "sweep",
-	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION [-round-timeout DURATION]] [-checkpoint FILE] [-delete] [-values] [-write-times] [-schedule TABLE [-reconcile]] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json] [-metrics-addr HOST:PORT] [-log-format text|json]",
+	args: " [-granularity cell|column|row] [-since TIME] [-margin DURATION] [-every DURATION [-round-timeout DURATION]] [-checkpoint FILE|bigtable:TABLE/KEY [-lease DURATION]] [-delete] [-values] [-write-times] [-schedule TABLE [-reconcile]] [-now TIME] [-workers N] [-app-profile PROFILE] [-move NAME -from SPEC|none -start TIME [-old RULE] [-skew DURATION]] [-format json] [-metrics-addr HOST:PORT] [-log-format text|json]",
 	help: `Sweep reports the cells of the families given with -family that have
 expired, each once, as events on stdout. Under onesecond and
 default:DURATION a cell's timestamp is its expiry (or its expiry less the
@@ -38,6 +39,14 @@ event's id is the same every time, to drop it). A new sweep, or one without
 -checkpoint, starts at -since; without -since, at its first round's end, so
 that it reports what expires from then on. One round with neither
 -checkpoint nor -since would report nothing, and is refused.
+
+-checkpoint bigtable:TABLE/KEY keeps the checkpoint in row KEY of table
+TABLE of the instance, family cp (create it once: cbt createtable TABLE
+families=cp:maxversions=1), where a sweep started on another machine finds
+it. With -lease DURATION and -every, the processes given the same row are
+the replicas of one sweep: one holds the lease and sweeps, the others stand
+by, and one takes over within the lease and a period once the holder stops
+renewing. The app profile must route to a single cluster.
 
 -delete deletes, in each column where a round found a cell expired, the
 cells expired by the round's end, once the batch's events are written, with
@@ -90,7 +99,10 @@ every command: an interrupted run.
 		fs.BoolVar(&c.values, "values", false, "put the expired cells' values in the events (not row events')")
 		fs.BoolVar(&c.writeTimes, "write-times", false, "the table records write times (ttl.RecordWriteTime): skip and delete\n"+
 			"the companions with their cells")
-		fs.StringVar(&c.checkpoint, "checkpoint", "", "a `file` keeping the watermark and each round's progress, to resume")
+		fs.StringVar(&c.checkpoint, "checkpoint", "", "where to keep the watermark and each round's progress, to resume: a `file`,\n"+
+			"or bigtable:TABLE/KEY, a row of a table of the instance (family cp)")
+		fs.DurationVar(&s.lease, "lease", 0, "run as one of the replicas given the same -checkpoint bigtable:TABLE/KEY:\n"+
+			"one holds a lease of this `duration` and sweeps, the others stand by")
 		sweepScheduleFlags(fs, c)
 		serviceFlags(fs, c)
 	},
@@ -104,6 +116,7 @@ type sweepConfig struct {
 	margin       time.Duration
 	every        time.Duration
 	roundTimeout time.Duration
+	lease        time.Duration
 	delete       bool
 	reconcile    bool
 }
@@ -125,9 +138,16 @@ func (c *config) sweepClock() func() time.Time {
 // check reports a sweep command line that cannot work, at now, naming the
 // flag at fault.
 func (s *sweepConfig) check(c *config, now time.Time) error {
+	if _, _, _, err := checkpointRow(c.checkpoint); err != nil {
+		return err
+	}
 	switch {
 	case s.margin <= 0:
 		return fmt.Errorf("-margin %v: want a positive duration, covering the longest write and the clocks' skew", s.margin)
+	case s.lease < 0:
+		return fmt.Errorf("-lease %v: want a positive duration", s.lease)
+	case s.lease > 0 && (!strings.HasPrefix(c.checkpoint, bigtablePrefix) || s.every == 0):
+		return errors.New("-lease needs -checkpoint bigtable:TABLE/KEY, the row its replicas share, and -every PERIOD")
 	case s.every > 0 && !c.now.t.IsZero():
 		return errors.New("-now fixes the instant of one round: it cannot be used with -every")
 	case s.since.t.After(now):
@@ -156,9 +176,10 @@ func (c *config) sweepOptions(o scan.Options) sweep.Options {
 		Scan:         o,
 	}
 	opts.Scan.Now = c.sweepClock()
-	if c.checkpoint != "" {
-		opts.Checkpoint = scan.FileCheckpoint(c.checkpoint)
+	if cp := c.fileCheckpoint(); cp != nil {
+		opts.Checkpoint = cp
 	}
+	opts.Lease = c.sweep.lease
 	return opts
 }
 
@@ -193,6 +214,9 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	out := newSweepOutput(c, stdout, stderr)
 	opts := c.sweepOptions(out.scanOptions())
 	opts.Scan.MeterProvider = svc.meterProvider()
+	if opts.Checkpoint, err = c.openCheckpoint(ctx, admin, client, opts.Scan.Now); err != nil {
+		return fail(stderr, "sweep", err)
+	}
 	if code := sweepSchedule(c, client, &opts, stderr); code != exitOK {
 		return code
 	}

@@ -17,6 +17,7 @@ const (
 const (
 	Counter   = "counter"
 	Histogram = "histogram"
+	Gauge     = "gauge"
 )
 
 // catalogue is every instrument declared below, in the order declared.
@@ -71,4 +72,7 @@ var (
 	SweepDeletes     = declare(Instrument{Sweep, "cellttl.sweep.deletes", "{row}", Counter, nil, "Rows in which a sweep that deletes (Options.Delete) deleted expired cells."})
 	SweepMissed      = declare(Instrument{Sweep, "cellttl.sweep.missed", "{round}", Counter, nil, "Calls of Once whose report says GC may have deleted cells of the family that expired in the round before the sweep read them."})
 	SweepUnscheduled = declare(Instrument{Sweep, "cellttl.sweep.unscheduled", "{event}", Counter, nil, "Events a reconcile sweep delivered that had no entry in the schedule: written by a writer that does not schedule."})
+	SweepLeaseHeld   = declare(Instrument{Sweep, "cellttl.sweep.lease.held", "{lease}", Gauge, nil, "1 while this process holds the sweep's lease (Options.Lease), 0 while it stands by."})
+	SweepLeaseTaken  = declare(Instrument{Sweep, "cellttl.sweep.lease.acquired", "{lease}", Counter, nil, "Times this process took the sweep's lease."})
+	SweepLeaseLost   = declare(Instrument{Sweep, "cellttl.sweep.lease.lost", "{lease}", Counter, nil, "Times this process stopped holding the sweep's lease without releasing it: expired, or a renewal or save refused."})
 )

@@ -85,7 +85,7 @@ func TestCatalogue(t *testing.T) {
 			t.Errorf("%s: not cellttl.%s.<what>, or declared twice", in.Name, area)
 		}
 		seen[in.Name] = true
-		if in.Unit == "" || in.Description == "" || (in.Kind != meters.Counter && in.Kind != meters.Histogram) ||
+		if in.Unit == "" || in.Description == "" || (in.Kind != meters.Counter && in.Kind != meters.Histogram && in.Kind != meters.Gauge) ||
 			(len(in.Bounds) > 0) != (in.Kind == meters.Histogram) {
 			t.Errorf("%s: unit %q, kind %q, bounds %v, description %q", in.Name, in.Unit, in.Kind, in.Bounds, in.Description)
 		}

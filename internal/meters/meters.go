@@ -13,7 +13,7 @@ import (
 )
 
 // An Instrument describes one instrument of the catalogue: the meter
-// that makes it, its name, UCUM unit, kind (Counter or Histogram), a
+// that makes it, its name, UCUM unit, kind (Counter, Histogram or Gauge), a
 // histogram's bucket bounds, and its description.
 type Instrument struct {
 	Meter, Name, Unit, Kind string
@@ -54,6 +54,15 @@ func (m Meter) Counters(cs ...Instrument) ([]metric.Int64Counter, error) {
 		return nil, m.refused(err)
 	}
 	return out, nil
+}
+
+// Gauge returns the gauge c, or the provider's refusal.
+func (m Meter) Gauge(c Instrument) (metric.Int64Gauge, error) {
+	g, err := m.m.Int64Gauge(c.Name, metric.WithUnit(c.Unit), metric.WithDescription(c.Description))
+	if err != nil {
+		return nil, m.refused(err)
+	}
+	return g, nil
 }
 
 // Histogram returns the histogram c with its bucket bounds, or the

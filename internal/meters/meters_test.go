@@ -81,3 +81,25 @@ func TestHistogramRefused(t *testing.T) {
 		t.Errorf("got %v, %v; want no histogram and an error wrapping the sentinel and the provider's, naming the option", h, err)
 	}
 }
+
+func TestGauge(t *testing.T) {
+	r := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	g, err := meters.New(mp, "example.com/m", errInvalid, "Opt").Gauge(meters.Instrument{Name: "cellttl.a.held", Unit: "{lease}", Kind: meters.Gauge, Description: "held"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Record(context.Background(), 1)
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	m := rm.ScopeMetrics[0].Metrics[0]
+	if p := m.Data.(metricdata.Gauge[int64]).DataPoints[0]; m.Name != "cellttl.a.held" || m.Unit != "{lease}" || p.Value != 1 {
+		t.Errorf("got %s %s %d", m.Name, m.Unit, p.Value)
+	}
+	g, err = meters.New(testkit.RefusingMeters{Err: errNo}, "m", errInvalid, "Opt").Gauge(meters.Instrument{Name: "cellttl.a.held"})
+	if !errors.Is(err, errNo) || !errors.Is(err, errInvalid) || g != nil {
+		t.Errorf("got %v, %v; want no gauge and an error wrapping the sentinel and the provider's", g, err)
+	}
+}

@@ -41,3 +41,10 @@ func (m refusingMeter) Float64Histogram(name string, _ ...metric.Float64Histogra
 	}
 	return noop.Float64Histogram{}, nil
 }
+
+func (m refusingMeter) Int64Gauge(name string, _ ...metric.Int64GaugeOption) (metric.Int64Gauge, error) {
+	if m.refuses(name) {
+		return nil, m.p.Err
+	}
+	return noop.Int64Gauge{}, nil
+}

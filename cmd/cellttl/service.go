@@ -64,8 +64,9 @@ type service struct {
 	metrics *serve.Metrics
 	server  *serve.Server // nil without -metrics-addr
 
-	mu   sync.Mutex
-	last time.Time // when the last round ended
+	mu    sync.Mutex
+	last  time.Time           // when the last round ended
+	sweep func() sweep.Status // the sweeper's, once watched; nil before
 }
 
 // startService starts the command's metrics and binds -metrics-addr,
@@ -99,12 +100,30 @@ func (s *service) roundEnded(t time.Time) {
 	s.last = t
 }
 
-// status is the readiness the command knows: without a lease, a sweeper
-// holds its work alone, and is ready while its rounds end.
+// watch makes the readiness the sweeper's status: whether it holds the
+// lease or stands by, and when it last finished a round or a check.
+func (s *service) watch(status func() sweep.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep = status
+}
+
+// status is the readiness the command knows: a sweeper without a lease
+// holds its work alone, and is ready while its rounds end; with one, it
+// holds the lease or stands by, and is ready while its rounds or its
+// checks of the lease end.
 func (s *service) status() (holding, standby bool, last time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return true, false, s.last
+	if s.sweep == nil {
+		return true, false, s.last
+	}
+	st := s.sweep()
+	last = s.last
+	if st.Finished.After(last) {
+		last = st.Finished
+	}
+	return st.Role != sweep.StandsBy, st.Role == sweep.StandsBy, last
 }
 
 // close stops the server and pushes the last metrics, printing on stderr

@@ -224,6 +224,7 @@ func runSweep(ctx context.Context, c *config, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "sweep", err)
 	}
+	svc.watch(s.Status)
 	found, err := reach(ctx, c, admin)
 	if err == nil {
 		err = found.unknown(c, c.families.Names())

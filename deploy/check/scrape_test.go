@@ -20,6 +20,8 @@ func TestScrapeRefuses(t *testing.T) {
 		{"other port", "regex: metrics", "regex: http", "no job keeps the pods"},
 		{"other path", "metrics_path: /metrics", "metrics_path: /m", "no job keeps the pods"},
 		{"no rules", "  - alerts.yml", "  - other.yml", "rule_files does not list alerts.yml"},
+		{"bad interval", "scrape_interval: 15s", "scrape_interval: 15x", "scrape_interval"},
+		{"bad regex", "regex: metrics", "regex: \"(\"", "regex"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "scrape.yml")

@@ -56,7 +56,7 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 	if err := f.ownCheckpoint(ctx, "Rewrite", work); err != nil {
 		return r, err
 	}
-	old, new, _ := f.rule.Sides()
+	oldSide, newSide, _ := f.rule.Sides()
 	lagging := r.Now.Add(-f.m.Skew)
 	entries := f.newEntryWriter()
 	if f.opts.DryRun {
@@ -66,9 +66,9 @@ func (f *Family) Rewrite(ctx context.Context) (*Report, error) {
 		var out []conversion
 		var expired int64
 		for _, it := range row[f.family] {
-			switch to, ok := old.Restamp(new, it.Timestamp); {
-			case !old.Span.Contains(it.Timestamp):
-			case !old.LiveAt(it.Timestamp, 0, lagging):
+			switch to, ok := oldSide.Restamp(newSide, it.Timestamp); {
+			case !oldSide.Span.Contains(it.Timestamp):
+			case !oldSide.LiveAt(it.Timestamp, 0, lagging):
 				expired++
 			case ok:
 				out = append(out, conversion{Row: row.Key(), Column: it.Column, From: it.Timestamp, To: to, value: it.Value})
@@ -112,8 +112,8 @@ func RewriteFilter(m ttl.Move, family string) bigtable.Filter {
 	if err != nil {
 		return bigtable.BlockAllFilter()
 	}
-	old, _, _ := r.Move.Sides()
-	return bigtable.ChainFilters(bigtable.ColumnRangeFilter(family, "", ""), old.Span.Filter())
+	oldSide, _, _ := r.Move.Sides()
+	return bigtable.ChainFilters(bigtable.ColumnRangeFilter(family, "", ""), oldSide.Span.Filter())
 }
 
 // RewriteRow rewrites in the new encoding the cells of family in row, read
@@ -144,21 +144,21 @@ func RewriteRowScheduled(ctx context.Context, tbl, sched bigtable.TableAPI, fami
 		return Counts{}, err
 	}
 	var done Counts
-	old, new, _ := r.Move.Sides()
+	oldSide, newSide, _ := r.Move.Sides()
 	if sched != nil && !rules.IsNilPointer(sched) && !dryRun {
-		if err := rowEntries(ctx, sched, family, old, new, row, now.Add(-m.Skew)); err != nil {
+		if err := rowEntries(ctx, sched, family, oldSide, newSide, row, now.Add(-m.Skew)); err != nil {
 			return done, err
 		}
 	}
 	for _, it := range row[family] { // by column, newest first: a newer cell moves before an older one
-		if !old.Span.Contains(it.Timestamp) {
+		if !oldSide.Span.Contains(it.Timestamp) {
 			continue
 		}
-		if !old.LiveAt(it.Timestamp, 0, now.Add(-m.Skew)) {
+		if !oldSide.LiveAt(it.Timestamp, 0, now.Add(-m.Skew)) {
 			done.Expired++
 			continue
 		}
-		to, ok := old.Restamp(new, it.Timestamp)
+		to, ok := oldSide.Restamp(newSide, it.Timestamp)
 		if !ok {
 			done.Kept++
 			continue

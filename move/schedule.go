@@ -47,14 +47,14 @@ func (f *Family) newEntryWriter() *entryWriter {
 	if f.opts.Schedule == nil || rules.IsNilPointer(f.opts.Schedule) {
 		return nil
 	}
-	_, new, _ := f.rule.Sides()
+	_, newSide, _ := f.rule.Sides()
 	name := f.opts.ScheduleTable
 	if name == "" {
 		name = "the schedule table"
 	} else {
 		name = fmt.Sprintf("schedule table %q", name)
 	}
-	return &entryWriter{tbl: f.opts.Schedule, name: name, expiry: new.Expiry}
+	return &entryWriter{tbl: f.opts.Schedule, name: name, expiry: newSide.Expiry}
 }
 
 // An entryWriter writes the schedule entries of conversions, for the
@@ -103,14 +103,14 @@ func (e *entryWriter) write(ctx context.Context, convs []conversion) error {
 // rowEntries writes to sched, in one request, the entries of the cells of
 // family in row that RewriteRow rewrites with an expiry: old cells live at
 // lagging whose new timestamp falls on the new side.
-func rowEntries(ctx context.Context, sched bigtable.TableAPI, family string, old, new rules.Side, row bigtable.Row, lagging time.Time) error {
+func rowEntries(ctx context.Context, sched bigtable.TableAPI, family string, oldSide, newSide rules.Side, row bigtable.Row, lagging time.Time) error {
 	var b schedule.Batch
 	for _, it := range row[family] {
-		if !old.Span.Contains(it.Timestamp) || !old.LiveAt(it.Timestamp, 0, lagging) {
+		if !oldSide.Span.Contains(it.Timestamp) || !oldSide.LiveAt(it.Timestamp, 0, lagging) {
 			continue
 		}
-		if to, ok := old.Restamp(new, it.Timestamp); ok {
-			if t, ok := new.Expiry(to); ok {
+		if to, ok := oldSide.Restamp(newSide, it.Timestamp); ok {
+			if t, ok := newSide.Expiry(to); ok {
 				b.Add(row.Key(), t)
 			}
 		}
@@ -143,8 +143,8 @@ func (f *Family) reschedule(ctx context.Context, r *Report) error {
 		r.Actions = append(r.Actions, fmt.Sprintf("write the schedule entries of the old cells to %s at the expiry the move gives them", name))
 		return nil
 	}
-	old, _, _ := f.rule.Sides()
-	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(f.family, "", ""), old.Span.Filter(), bigtable.StripValueFilter())
+	oldSide, _, _ := f.rule.Sides()
+	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(f.family, "", ""), oldSide.Span.Filter(), bigtable.StripValueFilter())
 	shards, err := scan.Shards(ctx, f.data)
 	written := 0
 	if err == nil {

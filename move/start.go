@@ -70,12 +70,12 @@ func (f *Family) Start(ctx context.Context) (*Report, error) {
 // one still to rewrite: the checkpoint's record of the changes made is
 // what keeps a resumed run from rewriting a cell twice.
 func (f *Family) rewriteMisplaced(ctx context.Context, r *Report) error {
-	old, new, _ := f.rule.Sides()
+	oldSide, newSide, _ := f.rule.Sides()
 	entries := f.newEntryWriter()
 	c := converter{data: f.data, family: f.family, profile: f.opts.AppProfile, rec: f.recorder(f.startRec), entries: entries, plan: func(row bigtable.Row) ([]conversion, int64) {
 		var out []conversion
 		for _, it := range row[f.family] {
-			to, ok := old.Restamp(new, it.Timestamp)
+			to, ok := oldSide.Restamp(newSide, it.Timestamp)
 			switch {
 			case ok && to == it.Timestamp:
 				continue // already where the new encoding stamps it
@@ -86,7 +86,7 @@ func (f *Family) rewriteMisplaced(ctx context.Context, r *Report) error {
 		}
 		return out, 0
 	}}
-	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(f.family, "", ""), new.Span.Filter())
+	filter := bigtable.ChainFilters(bigtable.ColumnRangeFilter(f.family, "", ""), newSide.Span.Filter())
 	done, _, err := c.run(ctx, filter, f.startWork(), f.opts)
 	r.Rewritten, r.Kept = done.Rewritten, done.Kept
 	if s := entries.action(); s != "" {

@@ -86,40 +86,40 @@ func sideOf(s Strategy) Side { return Side{Kind: s.Kind, Time: s.Time, Versions:
 // it, each with its span of timestamps, and the boundary between them:
 // Start for moves between time rules, RealTime (2000-01-01) for moves to
 // or from sequence numbers.
-func (m Move) Sides() (old, new Side, boundary bigtable.Timestamp) {
-	new = sideOf(m.To)
+func (m Move) Sides() (oldSide, newSide Side, boundary bigtable.Timestamp) {
+	newSide = sideOf(m.To)
 	fromVersions := m.From.Kind == ByVersions
-	old = sideOf(m.From)
+	oldSide = sideOf(m.From)
 	switch m.Old.Kind {
 	case OldFor:
 		if fromVersions {
-			old.Until = m.Start.Add(m.Old.For)
+			oldSide.Until = m.Start.Add(m.Old.For)
 		} else {
-			old = Side{Kind: ByTime, Time: Time{m.Old.For}}
+			oldSide = Side{Kind: ByTime, Time: Time{m.Old.For}}
 		}
 	case OldUntil:
 		if fromVersions {
-			old.Until = m.Old.Until
+			oldSide.Until = m.Old.Until
 		} else {
-			old = Side{Kind: None, Until: m.Old.Until}
+			oldSide = Side{Kind: None, Until: m.Old.Until}
 		}
 	case OldForever:
 		if !fromVersions {
-			old = Side{Kind: None}
+			oldSide = Side{Kind: None}
 		}
 	}
 	switch {
 	case fromVersions:
 		boundary = RealTime
-		old.Span, new.Span = Range{Hi: boundary}, Range{Lo: boundary, Open: true}
+		oldSide.Span, newSide.Span = Range{Hi: boundary}, Range{Lo: boundary, Open: true}
 	case m.To.Kind == ByVersions:
 		boundary = RealTime
-		old.Span, new.Span = Range{Lo: boundary, Open: true}, Range{Hi: boundary}
+		oldSide.Span, newSide.Span = Range{Lo: boundary, Open: true}, Range{Hi: boundary}
 	default:
 		boundary = bigtable.Time(m.Start)
-		old.Span, new.Span = Range{Hi: boundary}, Range{Lo: boundary, Open: true}
+		oldSide.Span, newSide.Span = Range{Hi: boundary}, Range{Lo: boundary, Open: true}
 	}
-	return old, new, boundary
+	return oldSide, newSide, boundary
 }
 
 // Strategy returns the move as a strategy's rule, of Kind Moving.
@@ -134,16 +134,16 @@ func (m Move) Started(now time.Time) bool { return !now.Before(m.Start) }
 // rewriting them. It reports false when the old cells never expire by
 // time: the move then ends once they are rewritten.
 func (m Move) EndsBy() (time.Time, bool) {
-	old, _, _ := m.Sides()
+	oldSide, _, _ := m.Sides()
 	switch {
-	case !old.Until.IsZero():
-		return old.Until.Add(m.Skew), true
-	case old.Kind == ByTime:
+	case !oldSide.Until.IsZero():
+		return oldSide.Until.Add(m.Skew), true
+	case oldSide.Kind == ByTime:
 		// Every old cell was written before Start and stamped before it:
 		// below the boundary, Start, in a move between time rules; at its
 		// real write time in a move to sequence numbers, whose old side
 		// has no end.
-		last, _ := old.Time.Expiry(bigtable.Time(m.Start) - 1000)
+		last, _ := oldSide.Time.Expiry(bigtable.Time(m.Start) - 1000)
 		return last.Add(time.Millisecond + m.Skew).In(m.Start.Location()), true
 	}
 	return time.Time{}, false
@@ -153,8 +153,8 @@ func (m Move) EndsBy() (time.Time, bool) {
 // new encoding: times to times. Sequence numbers have no times, and
 // versions rewritten as times would collapse into one cell.
 func (m Move) Rewritable() bool {
-	old, new, _ := m.Sides()
-	return old.Kind != ByVersions && new.Kind == ByTime
+	oldSide, newSide, _ := m.Sides()
+	return oldSide.Kind != ByVersions && newSide.Kind == ByTime
 }
 
 // MisplacedBefore reports whether, at now, the cells on the new side are

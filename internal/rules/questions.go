@@ -25,8 +25,8 @@ func (s Strategy) Expiring() []Side {
 		return []Side{{Kind: ByTime, Time: s.Time, Span: Range{Open: true}}}
 	case Moving:
 		var out []Side
-		old, new, _ := s.Move.Sides()
-		for _, side := range [2]Side{old, new} {
+		oldSide, newSide, _ := s.Move.Sides()
+		for _, side := range [2]Side{oldSide, newSide} {
 			if side.ExpiresAtInstant() {
 				out = append(out, side)
 			}
@@ -64,11 +64,11 @@ func (s Strategy) GCAge() (time.Duration, bool) {
 		}
 		return s.Time.Offset + s.GraceAge, true
 	case Moving:
-		old, new, _ := s.Move.Sides()
-		if old.Kind != ByTime || new.Kind != ByTime || !old.Until.IsZero() {
+		oldSide, newSide, _ := s.Move.Sides()
+		if oldSide.Kind != ByTime || newSide.Kind != ByTime || !oldSide.Until.IsZero() {
 			return 0, false
 		}
-		age := max(old.Time.Offset, new.Time.Offset) + s.Grace()
+		age := max(oldSide.Time.Offset, newSide.Time.Offset) + s.Grace()
 		return (age + time.Second - 1).Truncate(time.Second), true
 	}
 	return 0, false
@@ -129,23 +129,23 @@ func OwnsEntries(policies map[string]bigtable.GCPolicy, swept func(family string
 // gives one to cells that had none. Their schedule entries, if any, name
 // another second than the one they now expire in.
 func (m Move) Reschedules() bool {
-	old, _, _ := m.Sides()
-	if !old.ExpiresAtInstant() {
+	oldSide, _, _ := m.Sides()
+	if !oldSide.ExpiresAtInstant() {
 		return false
 	}
 	from := sideOf(m.From)
-	return from.Kind != ByTime || old.Kind != ByTime || old.Time != from.Time || !old.Until.IsZero()
+	return from.Kind != ByTime || oldSide.Kind != ByTime || oldSide.Time != from.Time || !oldSide.Until.IsZero()
 }
 
 // Rescheduled returns the expiry under the move of an old cell stamped ts
 // (on the old side), and true when the move changed it: when its old
 // rule gave it another expiry, or none.
 func (m Move) Rescheduled(ts bigtable.Timestamp) (time.Time, bool) {
-	old, _, _ := m.Sides()
-	if !old.Span.Contains(ts) {
+	oldSide, _, _ := m.Sides()
+	if !oldSide.Span.Contains(ts) {
 		return time.Time{}, false
 	}
-	now, ok := old.Expiry(ts)
+	now, ok := oldSide.Expiry(ts)
 	if !ok {
 		return time.Time{}, false
 	}

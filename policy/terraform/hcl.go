@@ -77,12 +77,8 @@ func GCPolicies(families map[string]ttl.Strategy, o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if o.Instance == "" || o.Table == "" {
-		return "", fmt.Errorf("%w: terraform.GCPolicies: the instance and the table must be named", ttl.ErrInvalidOption)
-	}
-	if o.TableResource != "" && !isTableAddress(o.TableResource) {
-		return "", fmt.Errorf("%w: terraform.GCPolicies: table resource %q is not an address such as google_bigtable_table.events",
-			ttl.ErrInvalidOption, o.TableResource)
+	if err := o.check("GCPolicies"); err != nil {
+		return "", err
 	}
 	names := make([]string, 0, len(managed))
 	for name := range managed {
@@ -116,18 +112,27 @@ func SchedulePolicy(table string, families map[string]ttl.Strategy, o Options) (
 	if err != nil {
 		return "", err
 	}
-	if o.Instance == "" || o.Table == "" {
-		return "", fmt.Errorf("%w: terraform.SchedulePolicy: the instance and the schedule table must be named", ttl.ErrInvalidOption)
-	}
-	if o.TableResource != "" && !isTableAddress(o.TableResource) {
-		return "", fmt.Errorf("%w: terraform.SchedulePolicy: table resource %q is not an address such as google_bigtable_table.events",
-			ttl.ErrInvalidOption, o.TableResource)
+	if err := o.check("SchedulePolicy"); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The GC policy that the schedule %q of table %q needs (cellttl).\n", o.Table, table)
 	fmt.Fprintf(&b, "# The schedule's %s resource must hold\n#   column_family {\n#     family = %s\n#   }\n", tableType, quote(schedule.Family))
 	writeResource(&b, o, schedule.Family, "the schedule of "+table, p, false)
 	return b.String(), nil
+}
+
+// check refuses, for the function named fn, options that name no
+// instance or table, or a table resource that is no address.
+func (o Options) check(fn string) error {
+	if o.Instance == "" || o.Table == "" {
+		return fmt.Errorf("%w: terraform.%s: the instance and the table must be named", ttl.ErrInvalidOption, fn)
+	}
+	if o.TableResource != "" && !isTableAddress(o.TableResource) {
+		return fmt.Errorf("%w: terraform.%s: table resource %q is not an address such as google_bigtable_table.events",
+			ttl.ErrInvalidOption, fn, o.TableResource)
+	}
+	return nil
 }
 
 // writeHeader writes the comment that opens the resources: what they are,

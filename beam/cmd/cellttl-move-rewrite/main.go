@@ -13,6 +13,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -75,40 +77,55 @@ func init() {
 	})
 }
 
-func main() {
-	flag.Parse()
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run runs the command with the arguments args, printing its result to
+// stdout and reporting to stderr, and returns its exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if code := cmd.Parse(args, stderr); code >= 0 {
+		return code
+	}
 	// On a worker, Init runs the worker and never returns: the checks
 	// below are for the program that builds the job.
-	beam.Init()
+	if !beam.Initialized() {
+		beam.Init()
+	}
 
 	table, now, err := cmd.Table(launch.Required{Flag: "family", Value: family.name},
 		launch.Required{Flag: "from", Value: from}, launch.Required{Flag: "start", Value: startFlag})
 	if err != nil {
-		cmd.UsageError(err)
+		return cmd.UsageError(stderr, err)
 	}
 	if now.IsZero() {
 		now = time.Now()
 	}
 	if err := notYet(now, start); err != nil {
-		cmd.NotYet(err)
+		return cmd.NotYet(stderr, err)
 	}
 	cfg := pipeline.RewriteConfig{Table: table, Family: family.name, To: family.to, From: from, Old: old,
 		Start: start, Skew: *skew, Now: now, DryRun: *dryRun, Schedule: *sched}
 	ctx := context.Background()
-	cmd.Reach(ctx, table)
-	if !cmd.Run(ctx, func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
+	if err := cmd.Reach(ctx, table); err != nil {
+		return cmd.Fail(stderr, err)
+	}
+	done, err := cmd.Run(ctx, stderr, func(ctx context.Context, s beam.Scope) (beam.PCollection, error) {
 		return pipeline.Rewrite(ctx, s, cfg)
-	}) {
-		return
+	})
+	if err != nil {
+		return cmd.Fail(stderr, err)
+	}
+	if !done {
+		return 0
 	}
 	var r pipeline.RewriteResult
 	if err := cmd.ReadOutput(ctx, &r); err != nil {
-		cmd.Fail(fmt.Errorf("reading the counts back from %s: %w", cmd.Output(), err))
+		return cmd.Fail(stderr, fmt.Errorf("reading the counts back from %s: %w", cmd.Output(), err))
 	}
-	report(&r)
+	report(stdout, &r)
 	if !r.Complete() {
-		cmd.Fail(fmt.Errorf("read %d of %d shards", r.Read.ShardsRead, r.Read.Shards))
+		return cmd.Fail(stderr, fmt.Errorf("read %d of %d shards", r.Read.ShardsRead, r.Read.Shards))
 	}
+	return 0
 }
 
 // notYet reports a rewrite judged at now, before the move's start: the
@@ -121,23 +138,23 @@ func notYet(now, start time.Time) error {
 	return nil
 }
 
-// report prints what the rewrite did: the old cells' counts, as
+// report prints to w what the rewrite did: the old cells' counts, as
 // move.Counts has them.
-func report(r *pipeline.RewriteResult) {
+func report(w io.Writer, r *pipeline.RewriteResult) {
 	rewritten := "rewritten in the new encoding"
 	if r.DryRun {
 		rewritten = "that would be rewritten in the new encoding"
 	}
-	fmt.Printf("table %q family %q, %s at %s: old cells %s: %d; left (changed meanwhile, or below a newer cell): %d; already expired: %d\n",
+	fmt.Fprintf(w, "table %q family %q, %s at %s: old cells %s: %d; left (changed meanwhile, or below a newer cell): %d; already expired: %d\n",
 		r.Table, r.Family, r.Move, r.Now.UTC().Format(time.RFC3339Nano), rewritten, r.Rewritten, r.Kept, r.Expired)
 	if r.DryRun {
-		fmt.Println("dry run: nothing changed; run again without -dry-run")
+		fmt.Fprintln(w, "dry run: nothing changed; run again without -dry-run")
 		return
 	}
 	if r.Schedule != "" {
-		fmt.Printf("the entries of the rewritten cells were written to schedule table %q, each row's before its cells\n", r.Schedule)
+		fmt.Fprintf(w, "the entries of the rewritten cells were written to schedule table %q, each row's before its cells\n", r.Schedule)
 	}
-	fmt.Println("if the runner retried a shard, these counts may be low; `cellttl move status` counts the old cells left")
+	fmt.Fprintln(w, "if the runner retried a shard, these counts may be low; `cellttl move status` counts the old cells left")
 }
 
 const usage = `usage: cellttl-move-rewrite -project P -instance I -table T -family NAME=SPEC -from SPEC|none

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -62,47 +63,58 @@ func init() {
 		"one once nothing in it is live (default cell)")
 }
 
-func main() {
-	flag.Parse()
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run runs the command with the arguments args, printing its result to
+// stdout and reporting to stderr, and returns its exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if code := cmd.Parse(args, stderr); code >= 0 {
+		return code
+	}
 	// On a worker, Init runs the worker and never returns: the checks
 	// below are for the program that builds the job.
-	beam.Init()
+	if !beam.Initialized() {
+		beam.Init()
+	}
 
 	cfg, err := config()
 	if errors.Is(err, errNotYet) {
-		cmd.NotYet(err)
+		return cmd.NotYet(stderr, err)
 	}
 	if err != nil {
-		cmd.UsageError(err)
+		return cmd.UsageError(stderr, err)
 	}
 	reportFile := *report
 	if reportFile == "" {
 		reportFile = cfg.Output + ".report.json"
 	}
 	ctx := context.Background()
-	cmd.Reach(ctx, cfg.Table)
+	if err := cmd.Reach(ctx, cfg.Table); err != nil {
+		return cmd.Fail(stderr, err)
+	}
 	p, s := beam.NewPipelineWithRoot()
 	col, err := pipeline.Sweep(ctx, s, cfg)
 	if err != nil {
-		cmd.Fail(err)
+		return cmd.Fail(stderr, err)
 	}
 	pipeline.WriteJSON(s, reportFile, col)
 	if err := beamx.Run(ctx, p); err != nil {
-		cmd.Fail(fmt.Errorf("the job failed: %w\nthe watermark stays at -from: run the round again with -from %s -until %s",
+		return cmd.Fail(stderr, fmt.Errorf("the job failed: %w\nthe watermark stays at -from: run the round again with -from %s -until %s",
 			err, cfg.From.UTC().Format(time.RFC3339Nano), cfg.Until.UTC().Format(time.RFC3339Nano)))
 	}
 	if *jobopts.Async {
-		fmt.Fprintf(os.Stderr, "cellttl-sweep: job submitted; it writes its events to %s, its counts to %s\n", cfg.Output, reportFile)
-		return
+		fmt.Fprintf(stderr, "cellttl-sweep: job submitted; it writes its events to %s, its counts to %s\n", cfg.Output, reportFile)
+		return 0
 	}
 	var r pipeline.SweepResult
 	if err := launch.ReadJSON(ctx, reportFile, &r); err != nil {
-		cmd.Fail(fmt.Errorf("reading the counts back from %s: %w", reportFile, err))
+		return cmd.Fail(stderr, fmt.Errorf("reading the counts back from %s: %w", reportFile, err))
 	}
-	printResult(&r, reportFile)
+	printResult(stdout, &r, reportFile)
 	if !r.Complete() {
-		cmd.Fail(fmt.Errorf("read %d of %d shards: the round is not complete; run it again with the same -from and -until", r.Read.ShardsRead, r.Read.Shards))
+		return cmd.Fail(stderr, fmt.Errorf("read %d of %d shards: the round is not complete; run it again with the same -from and -until", r.Read.ShardsRead, r.Read.Shards))
 	}
+	return 0
 }
 
 // errNotYet reports a round that cannot run yet: its end, -now less
@@ -143,22 +155,22 @@ func config() (pipeline.SweepConfig, error) {
 	return cfg, nil
 }
 
-// printResult prints what the round did, summed up on one line as
+// printResult prints to w what the round did, summed up on one line as
 // package sweep sums up a round, then where the events and counts went,
 // what was read (as scan.Stats says it), and the next round's -from.
-func printResult(r *pipeline.SweepResult, reportFile string) {
-	fmt.Println(r.Report())
-	fmt.Printf("  events written to %s; expired: %s", r.Output, r.Expired)
+func printResult(w io.Writer, r *pipeline.SweepResult, reportFile string) {
+	fmt.Fprintln(w, r.Report())
+	fmt.Fprintf(w, "  events written to %s; expired: %s", r.Output, r.Expired)
 	if r.Delete && r.Schedule != "" {
-		fmt.Printf("; entries of the schedule deleted: %d", r.EntriesDeleted)
+		fmt.Fprintf(w, "; entries of the schedule deleted: %d", r.EntriesDeleted)
 	}
 	through := ""
 	if r.Schedule != "" {
 		through = fmt.Sprintf(" through schedule table %q (its entries included)", r.Schedule)
 	}
-	fmt.Printf("\n  read %s%s; counts in %s\n", r.Read, through, reportFile)
+	fmt.Fprintf(w, "\n  read %s%s; counts in %s\n", r.Read, through, reportFile)
 	if r.Complete() {
-		fmt.Printf("next round: -from %s\n", r.Until.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(w, "next round: -from %s\n", r.Until.UTC().Format(time.RFC3339Nano))
 	}
 }
 

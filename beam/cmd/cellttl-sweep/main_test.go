@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -65,30 +63,13 @@ func TestConfigSchedule(t *testing.T) {
 
 	r := &pipeline.SweepResult{Table: "t", Granularity: "cell", Output: "/tmp/x", Events: 3, Delete: true, Deleted: 2,
 		Schedule: "t_sched", EntriesDeleted: 5, Read: scan.Stats{Reads: 70, Shards: 64, ShardsRead: 64}}
-	out := captureStdout(t, func() { printResult(r, "/tmp/x.report.json") })
+	var b strings.Builder
+	printResult(&b, r, "/tmp/x.report.json")
+	out := b.String()
 	for _, want := range []string{": complete; 3 cell events, 0 cells expired, deleted in 2 rows\n", "expired: 0 cells (0 B); entries of the schedule deleted: 5\n",
 		`read 64 shards, 70 reads, 0 rows and 0 cells seen, 0 cells returned through schedule table "t_sched"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the result printed:\n%s\nwant %q in it", out, want)
 		}
 	}
-}
-
-// captureStdout returns what f prints to os.Stdout.
-func captureStdout(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = w
-	defer func() { os.Stdout = stdout }()
-	f()
-	w.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

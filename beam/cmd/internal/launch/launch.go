@@ -7,9 +7,10 @@ package launch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 	"time"
 
@@ -86,59 +87,74 @@ func (c *Command) Table(required ...Required) (pipeline.Table, time.Time, error)
 	return t, now, nil
 }
 
-// Reach fails (exit 1) unless the table's server answers a first request
-// within -connect-timeout, naming the server and where its address came
-// from.
-func (c *Command) Reach(ctx context.Context, t pipeline.Table) {
-	if err := Reach(ctx, t, *c.connectTimeout); err != nil {
-		c.Fail(err)
+// Parse parses args, the command line but the program's name, into the
+// flags, Beam's included; it reports errors and -help's listing to
+// stderr. It returns -1 when the flags parsed, or else the exit status:
+// 0 after -help, 2 for a bad flag.
+func (c *Command) Parse(args []string, stderr io.Writer) int {
+	flag.CommandLine.Init(flag.CommandLine.Name(), flag.ContinueOnError)
+	flag.CommandLine.SetOutput(stderr)
+	switch err := flag.CommandLine.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		return 2
 	}
+	return -1
+}
+
+// Reach reports an error unless the table's server answers a first
+// request within -connect-timeout, naming the server and where its
+// address came from.
+func (c *Command) Reach(ctx context.Context, t pipeline.Table) error {
+	return Reach(ctx, t, *c.connectTimeout)
 }
 
 // Output is -output.
 func (c *Command) Output() string { return *c.output }
 
-// UsageError reports a bad command line, with the usage, and exits 2.
-func (c *Command) UsageError(err error) {
-	fmt.Fprintf(os.Stderr, "%s: %v\n%s", c.name, err, c.usage)
-	os.Exit(2)
+// UsageError reports a bad command line to w, with the usage, and
+// returns the exit status, 2.
+func (c *Command) UsageError(w io.Writer, err error) int {
+	fmt.Fprintf(w, "%s: %v\n%s", c.name, err, c.usage)
+	return 2
 }
 
-// NotYet reports a job that cannot run before an instant, such as a
-// rewrite before the move's start, and exits 4, cellttl's not-ready
-// status: run it again later.
-func (c *Command) NotYet(err error) {
-	fmt.Fprintf(os.Stderr, "%s: not yet: %v\n", c.name, err)
-	os.Exit(4)
+// NotYet reports to w a job that cannot run before an instant, such as a
+// rewrite before the move's start, and returns the exit status, 4,
+// cellttl's not-ready status: run it again later.
+func (c *Command) NotYet(w io.Writer, err error) int {
+	fmt.Fprintf(w, "%s: not yet: %v\n", c.name, err)
+	return 4
 }
 
-// Fail reports err and exits 1. (Beam takes over the log package's
-// output, and would print it as information.)
-func (c *Command) Fail(err error) {
-	fmt.Fprintf(os.Stderr, "%s: %v\n", c.name, err)
-	os.Exit(1)
+// Fail reports err to w and returns the exit status, 1. (Beam takes over
+// the log package's output, and would print it as information.)
+func (c *Command) Fail(w io.Writer, err error) int {
+	fmt.Fprintf(w, "%s: %v\n", c.name, err)
+	return 1
 }
 
 // Run builds the job with build, writes its result to -output
 // (pipeline.WriteJSON), and runs it on the runner the flags name (Prism,
-// in this process, by default); it exits 1 if the job cannot be built or
-// fails. It reports whether the job has finished: false when it was only
-// submitted (--async).
-func (c *Command) Run(ctx context.Context, build func(context.Context, beam.Scope) (beam.PCollection, error)) bool {
+// in this process, by default); it returns an error if the job cannot be
+// built or fails. It reports whether the job has finished: false when it
+// was only submitted (--async), which it reports to stderr.
+func (c *Command) Run(ctx context.Context, stderr io.Writer, build func(context.Context, beam.Scope) (beam.PCollection, error)) (bool, error) {
 	p, s := beam.NewPipelineWithRoot()
 	col, err := build(ctx, s)
 	if err != nil {
-		c.Fail(err)
+		return false, err
 	}
 	pipeline.WriteJSON(s, *c.output, col)
 	if err := beamx.Run(ctx, p); err != nil {
-		c.Fail(fmt.Errorf("the job failed: %w", err))
+		return false, fmt.Errorf("the job failed: %w", err)
 	}
 	if *jobopts.Async {
-		fmt.Fprintf(os.Stderr, "%s: job submitted; it writes its result to %s\n", c.name, *c.output)
-		return false
+		fmt.Fprintf(stderr, "%s: job submitted; it writes its result to %s\n", c.name, *c.output)
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
 // ReadOutput decodes the result a finished job wrote to -output (a path

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,7 +111,9 @@ func TestReachServer(t *testing.T) {
 	if err := Reach(context.Background(), tbl, 0); err != nil {
 		t.Errorf("no timeout: %v", err)
 	}
-	cmd.Reach(context.Background(), tbl) // returns: the server answered
+	if err := cmd.Reach(context.Background(), tbl); err != nil {
+		t.Errorf("the method: %v", err)
+	}
 }
 
 // TestRun runs a job on Prism, in this process: its result is written to
@@ -119,51 +121,57 @@ func TestReachServer(t *testing.T) {
 func TestRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.json")
 	set(t, map[string]string{"output": out})
-	done := cmd.Run(context.Background(), func(_ context.Context, s beam.Scope) (beam.PCollection, error) {
+	done, err := cmd.Run(context.Background(), io.Discard, func(_ context.Context, s beam.Scope) (beam.PCollection, error) {
 		return beam.Create(s, 7), nil
 	})
 	var v int
-	if err := cmd.ReadOutput(context.Background(), &v); !done || err != nil || v != 7 {
-		t.Errorf("Run: done %v, result %v, %v", done, v, err)
+	if rerr := cmd.ReadOutput(context.Background(), &v); !done || err != nil || rerr != nil || v != 7 {
+		t.Errorf("Run: done %v, %v, result %v, %v", done, err, v, rerr)
 	}
 }
 
-// TestExits checks, in a child process each, that UsageError exits 2 with
-// the usage, NotYet 4, Fail 1, and Run 1 when the job cannot be built,
-// each naming the command.
+// TestExits checks that UsageError returns 2 and prints the usage,
+// NotYet 4, Fail 1, each naming the command, and that Run returns the
+// error of a job that cannot be built.
 func TestExits(t *testing.T) {
-	if how := os.Getenv("LAUNCH_EXIT"); how != "" {
-		err := errors.New("boom")
-		switch how {
-		case "usage":
-			cmd.UsageError(err)
-		case "notyet":
-			cmd.NotYet(err)
-		case "fail":
-			cmd.Fail(err)
-		case "build":
-			set(t, map[string]string{"output": filepath.Join(t.TempDir(), "x.json")})
-			cmd.Run(context.Background(), func(context.Context, beam.Scope) (beam.PCollection, error) { return beam.PCollection{}, err })
-		}
-		return
-	}
+	err := errors.New("boom")
 	for _, tt := range []struct {
-		how, stderr string
-		code        int
+		how    string
+		f      func(io.Writer, error) int
+		stderr string
+		code   int
 	}{
-		{"usage", "cellttl-x: boom\nusage: cellttl-x ...\n", 2},
-		{"notyet", "cellttl-x: not yet: boom\n", 4},
-		{"fail", "cellttl-x: boom\n", 1},
-		{"build", "cellttl-x: boom\n", 1},
+		{"usage", cmd.UsageError, "cellttl-x: boom\nusage: cellttl-x ...\n", 2},
+		{"notyet", cmd.NotYet, "cellttl-x: not yet: boom\n", 4},
+		{"fail", cmd.Fail, "cellttl-x: boom\n", 1},
 	} {
-		c := exec.Command(os.Args[0], "-test.run=^TestExits$")
-		c.Env = append(os.Environ(), "LAUNCH_EXIT="+tt.how)
 		var stderr strings.Builder
-		c.Stderr = &stderr
-		err := c.Run()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != tt.code || !strings.HasSuffix(stderr.String(), tt.stderr) {
-			t.Errorf("%s: %v, stderr %q; want exit %d and %q", tt.how, err, stderr.String(), tt.code, tt.stderr)
+		if code := tt.f(&stderr, err); code != tt.code || stderr.String() != tt.stderr {
+			t.Errorf("%s: %d, stderr %q; want %d and %q", tt.how, code, stderr.String(), tt.code, tt.stderr)
 		}
+	}
+	set(t, map[string]string{"output": filepath.Join(t.TempDir(), "x.json")})
+	done, got := cmd.Run(context.Background(), io.Discard, func(context.Context, beam.Scope) (beam.PCollection, error) { return beam.PCollection{}, err })
+	if done || got != err {
+		t.Errorf("a job that cannot be built: done %v, %v; want %v", done, got, err)
+	}
+}
+
+// TestParse checks that Parse returns -1 once the flags parse, 0 after
+// -help and 2 for a bad flag, naming it.
+func TestParse(t *testing.T) {
+	defer flag.CommandLine.Init(os.Args[0], flag.ExitOnError)
+	defer flag.CommandLine.SetOutput(nil)
+	var stderr strings.Builder
+	if code := cmd.Parse([]string{"-table", "t2"}, &stderr); code != -1 || *cmd.table != "t2" || stderr.Len() != 0 {
+		t.Errorf("-table t2: %d, -table %q, stderr %q", code, *cmd.table, stderr.String())
+	}
+	set(t, map[string]string{"table": ""})
+	if code := cmd.Parse([]string{"-help"}, &stderr); code != 0 || !strings.Contains(stderr.String(), "-connect-timeout") {
+		t.Errorf("-help: %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := cmd.Parse([]string{"-nosuch"}, &stderr); code != 2 || !strings.Contains(stderr.String(), "flag provided but not defined: -nosuch") {
+		t.Errorf("-nosuch: %d, stderr %q", code, stderr.String())
 	}
 }

@@ -74,10 +74,8 @@ func WithClock(now func() time.Time) Option {
 // Without it the table cannot know which other families exist and passes
 // them through with a regular expression that Bigtable evaluates for every
 // cell. Once declared, writes to undeclared families fail with
-// ErrUnknownFamily, and their cells are not returned — except in a table
-// whose managed families all share one strategy, whose filter selects no
-// family: there the declaration is trusted, and an undeclared family's
-// cells are returned when they pass that strategy's filter.
+// ErrUnknownFamily, and their cells are not returned, but for the case
+// docs/api-notes.md#ttlotherfamilies describes.
 //
 // Given more than once, OtherFamilies declares the names of every call; a
 // name in one call twice is refused, in two calls declared once.

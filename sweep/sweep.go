@@ -225,15 +225,10 @@ func (s *Sweeper) Round(from, until time.Time) (*Round, error) {
 // records as begun: it reads the table shard by shard, delivers the
 // events in batches and records each batch in the checkpoint once it is
 // delivered (and its cells deleted, with Options.Delete). It returns the
-// round's report, and with it the first error (of a read, a delivery, a
-// deletion or the checkpoint), after which the report is not Complete and
-// a call given the same checkpoint resumes the round. An error before the
-// round begins (a context already done, a checkpoint that cannot be
-// loaded or is another sweep's, the table's policies or shards that
-// cannot be read, options no longer valid) returns no report.
-//
-// A round that would end before it starts (called again within the
-// margin) reads nothing and returns an empty, complete report.
+// round's report and the first error, after which the report is not
+// Complete and a call given the same checkpoint resumes the round. An
+// error before the round begins returns no report
+// (docs/api-notes.md#sweepsweeperonce).
 //
 // With Options.Lease, Once first takes or renews the lease: a replica
 // that another's lease keeps out returns ErrStandby and no report; one

@@ -31,8 +31,8 @@ func docRows(t *testing.T) (rows []string, meaning map[string]string) {
 		if _, after, ok := strings.Cut(prose, "meter `"); ok && meter == "" {
 			meter, _, _ = strings.Cut(after, "`")
 		}
-		if !strings.HasPrefix(line, "| `cellttl.") {
-			continue
+		if !strings.HasPrefix(line, "| `cellttl.") || meter == "" {
+			continue // only a meter's section lists its instruments
 		}
 		cells := strings.Split(line, " | ")
 		if len(cells) < 4 {

@@ -108,22 +108,19 @@ func (s *service) watch(status func() sweep.Status) {
 	s.sweep = status
 }
 
-// status is the readiness the command knows: a sweeper without a lease
-// holds its work alone, and is ready while its rounds end; with one, it
-// holds the lease or stands by, and is ready while its rounds or its
-// checks of the lease end.
+// status is the readiness the command knows: a sweeper that holds its
+// work (alone, or by the lease) is ready while its rounds end; one that
+// stands by, while its checks of the lease end.
 func (s *service) status() (holding, standby bool, last time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sweep == nil {
 		return true, false, s.last
 	}
-	st := s.sweep()
-	last = s.last
-	if st.Finished.After(last) {
-		last = st.Finished
+	if st := s.sweep(); st.Role == sweep.StandsBy {
+		return false, true, st.Finished
 	}
-	return st.Role != sweep.StandsBy, st.Role == sweep.StandsBy, last
+	return true, false, s.last
 }
 
 // close stops the server and pushes the last metrics, printing on stderr

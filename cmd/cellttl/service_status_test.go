@@ -8,8 +8,8 @@ import (
 )
 
 // TestServiceStatusWatchesSweeper: once the command watches its sweeper,
-// readiness follows the sweeper's role (a standby is ready, not holding)
-// and the later of its last round and its last check of the lease.
+// readiness follows the sweeper's role: a standby is ready while its
+// checks of the lease end, a holder while its rounds do.
 func TestServiceStatusWatchesSweeper(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := &service{}

@@ -33,18 +33,25 @@ func TestDocumentedNames(t *testing.T) {
 	}
 	defer m.Shutdown(ctx)
 	meter := m.MeterProvider().Meter("test")
-	row := regexp.MustCompile("(?m)^\\| `(cellttl\\.[a-z.]+)` \\| `([^`]+)` \\| (counter|histogram) \\|")
+	row := regexp.MustCompile("(?m)^\\| `(cellttl\\.[a-z.]+)` \\| `([^`]+)` \\| (counter|histogram|gauge) \\|")
 	var instruments []string
 	for _, r := range row.FindAllStringSubmatch(doc, -1) {
 		name, unit, kind := r[1], r[2], r[3]
 		instruments = append(instruments, name)
-		if kind == "counter" {
+		switch kind {
+		case "counter":
 			c, err := meter.Int64Counter(name, metric.WithUnit(unit))
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.Add(ctx, 1)
-		} else {
+		case "gauge":
+			g, err := meter.Int64Gauge(name, metric.WithUnit(unit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Record(ctx, 1)
+		default:
 			h, err := meter.Float64Histogram(name, metric.WithUnit(unit))
 			if err != nil {
 				t.Fatal(err)

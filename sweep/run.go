@@ -60,11 +60,6 @@ type run struct {
 	// deletesEntries: a scheduled round that deletes also deletes the
 	// entries it serves (see ownsEntries).
 	deletesEntries bool
-	// servedFrom is the From of the round before, which this sweep
-	// finished up to this round's From; zero when it did not (a first
-	// round, or one resumed). The entry of a second after it, split by
-	// this round's From, is then served whole once this round serves it.
-	servedFrom time.Time
 
 	mu       sync.Mutex         // guards the fields below
 	read     scan.Stats         // by the shards read, whether they finished or not
@@ -103,9 +98,6 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 		}
 		if !ok {
 			return &Report{Table: s.table, Granularity: s.o.Granularity, From: next.From, Until: next.From}, nil
-		}
-		if began && st.Until.After(st.From) {
-			r.servedFrom = st.From
 		}
 		shards, err := r.split(ctx)
 		if err != nil {

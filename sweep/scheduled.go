@@ -158,10 +158,8 @@ func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.S
 // rows they name, each with the keys of its entries that a round that
 // deletes deletes once it served the row (when it may: ownsEntries):
 // those whose second lies within the window, after its From and ending
-// by its Until, or, when the round before was this sweep's, after that
-// round's From (the two served it whole). An entry whose second straddles
-// Until names cells the next round reports; one whose second starts by
-// the first window's From may name cells
+// by its Until. An entry whose second straddles Until names cells the
+// next round reports; one whose second starts by From may name cells
 // that expired before the window, which this sweep never read if the
 // window is its first, and a sweep of the same schedule further behind
 // still needs: GC collects it.
@@ -175,8 +173,7 @@ func (r *run) entries(ctx context.Context, salt int, c *scan.ShardProgress) (map
 			return bad
 		}
 		keys := out[e.Row]
-		begun := e.Slot.After(r.round.From) || !r.servedFrom.IsZero() && e.Slot.After(r.servedFrom)
-		if r.deletesEntries && begun && !e.Slot.Add(schedule.Slot).After(r.round.Until) {
+		if r.deletesEntries && e.Slot.After(r.round.From) && !e.Slot.Add(schedule.Slot).After(r.round.Until) {
 			keys = append(keys, row.Key())
 		}
 		out[e.Row] = keys

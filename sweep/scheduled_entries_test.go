@@ -142,27 +142,3 @@ func TestScheduledDeleteKeepsMovingFamily(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, c.take(), "the scanning sweep of mv")
 }
-
-// TestScheduledDeleteSplitSecond: the entry of a second that a round's end
-// splits is kept by that round (the next reports the rest of its cells)
-// and deleted by the next, which serves the rest of the second: it does
-// not wait for GC. A first round that starts within a second still keeps
-// its entry (TestScheduledDeleteKeepsEntriesBeforeWindow).
-func TestScheduledDeleteSplitSecond(t *testing.T) {
-	f := newSchedFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
-	f.sset(t, "r", "sess", "a", "v", 10200*time.Millisecond)
-	f.sset(t, "r", "sess", "b", "v", 10700*time.Millisecond)
-	s := f.schedSweep(t, []string{"sess"}, false, sweep.Options{Margin: time.Millisecond, Since: base, Delete: true})
-	var c collector
-	f.clock.Set(base.Add(10500 * time.Millisecond))
-	_, err := s.Once(ctx, c.deliver)
-	require.NoError(t, err)
-	assert.Equal(t, []string{`cell expired ` + at(10200*time.Millisecond) + `: table "t" row "r" sess:"a"`}, c.take())
-	assert.Equal(t, []string{schedule.Key("r", base.Add(10*time.Second))}, f.entries(t), "the second is split: its entry kept")
-
-	f.clock.Set(base.Add(12 * time.Second))
-	_, err = s.Once(ctx, c.deliver)
-	require.NoError(t, err)
-	assert.Equal(t, []string{`cell expired ` + at(10700*time.Millisecond) + `: table "t" row "r" sess:"b"`}, c.take())
-	assert.Empty(t, f.entries(t), "the second served whole by the two rounds: its entry deleted")
-}

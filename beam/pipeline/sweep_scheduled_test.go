@@ -160,6 +160,7 @@ func TestSweepScheduledMatchesOnce(t *testing.T) {
 // every entry, served, and no cell.
 func TestSweepScheduledStale(t *testing.T) {
 	admin, tables := newSweepTablesOf(t, 60, "events")
+	collectByAge(t, admin, "events")
 	client, err := pipeline.Table{Project: "proj", Instance: "inst"}.Open(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +215,7 @@ func TestSweepScheduledStale(t *testing.T) {
 // the same round, run again, finds nothing.
 func TestSweepScheduledDeletesAsOnceDoes(t *testing.T) {
 	admin, tables := newScheduledTables(t, sweepRows, "a", "b")
+	collectByAge(t, admin, "a", "b")
 	entriesBefore := strings.Count(allCells(t, tables[schedTable("a")]), "\n")
 	cfg := scheduledConfig(t, "a")
 	cfg.Granularity, cfg.WriteTimes, cfg.Delete = sweep.Column, true, true
@@ -342,6 +344,7 @@ func TestSweepScheduledDeleteFails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			admin, tables := newScheduledTables(t, 100, "events")
+			collectByAge(t, admin, "events")
 			entries := allCells(t, tables[schedTable("events")])
 			cfg := scheduledConfig(t, "events")
 			cfg.Delete, cfg.Output = true, "hook://events.jsonl"
@@ -383,5 +386,25 @@ func TestSweepScheduledKeepsOthersEntries(t *testing.T) {
 	}
 	if after := allCells(t, tables[schedTable("events")]); after != before {
 		t.Error("the schedule changed")
+	}
+}
+
+// collectByAge gives the swept families of tables a GC policy by age and
+// the others a version limit, as a table whose families all live by time
+// beside one of versions: a sweep that deletes then owns the entries it
+// serves (sweep.OwnsEntries), where a family with no GC, such as one in
+// a move, may still need them.
+func collectByAge(t *testing.T, admin *bigtable.AdminClient, tables ...string) {
+	t.Helper()
+	for _, table := range tables {
+		for _, family := range []string{"sess", "clicks", "g", "meta"} {
+			p := bigtable.MaxVersionsPolicy(1)
+			if sweepSpecs[family] != "" {
+				p = bigtable.MaxAgePolicy(1_000_000 * time.Hour)
+			}
+			if err := admin.SetGCPolicy(context.Background(), table, family, p); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -86,7 +86,7 @@ func Run(ctx context.Context, root string, l Layout, w io.Writer) error {
 	if err == nil {
 		note(m.CheckSweepers(fl), "%s: the sweeper's Deployment: %d replicas, flags that \"cellttl sweep -h\" lists, probes on -metrics-addr, scraped", l.Manifests, Replicas)
 	}
-	note(Scrape(at(l.Scrape), "cellttl-sweep", "metrics", filepath.Base(l.Rules)), "%s: Prometheus loads it; it scrapes the sweeper's pods", l.Scrape)
+	note(Scrape(at(l.Scrape), "cellttl-sweep", "metrics", filepath.Base(l.Rules)), "%s: its fields parse strictly; it scrapes the sweeper's pods", l.Scrape)
 
 	d := Deployment{Dockerfile: l.Dockerfile, Manifests: l.Manifests + "/", BuildLine: img.BuildLine, CheckLine: l.CheckLine}
 	if m != nil {

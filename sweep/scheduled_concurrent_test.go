@@ -11,6 +11,8 @@ import (
 	"cloud.google.com/go/bigtable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/scan"
@@ -200,7 +202,10 @@ func TestScheduledConcurrentCancel(t *testing.T) {
 	s := f.scheduled(t, sweep.Options{Batch: concurrentBatch, Margin: time.Second, Checkpoint: cp})
 	sweep.SetRowReads(s, 4, concurrentPerRead)
 	_, err := s.Once(cctx, first.deliver)
-	require.ErrorIs(t, err, context.Canceled)
+	// The cancel reaches a read in flight as the client's own error: older
+	// clients return gRPC's Canceled status without wrapping ctx's error.
+	require.True(t, errors.Is(err, context.Canceled) || status.Code(errors.Unwrap(err)) == codes.Canceled || status.Code(err) == codes.Canceled,
+		"Once after the cancel: %v", err)
 
 	var second batches
 	r, err := concurrentRound(t, f, cp, 8, 4, &second)

@@ -1,4 +1,4 @@
-package ttl_test
+package reads_test
 
 import (
 	"testing"

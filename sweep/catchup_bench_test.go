@@ -3,7 +3,6 @@ package sweep_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -120,7 +119,7 @@ func catchUpRound(b *testing.B, data, sched bigtable.TableAPI, rows int, sequent
 	events := 0
 	r, err := s.Once(context.Background(), func(_ context.Context, ev []sweep.Event) error {
 		for _, e := range ev {
-			line, err := json.Marshal(e)
+			line, err := e.MarshalJSON() // as cellttl sweep -format json writes it
 			if err != nil {
 				return err
 			}

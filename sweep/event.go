@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"cloud.google.com/go/bigtable"
 )
@@ -94,13 +93,29 @@ type Event struct {
 // timestamp, 32 hexadecimal digits, so that a consumer can deduplicate the
 // events a resumed sweep delivers again (at most one batch).
 func (e Event) ID() string {
-	h := sha256.New()
-	for _, part := range []string{"cellttl sweep", e.Kind.String(), e.Table, e.Row, e.Family, e.Column, strconv.FormatInt(int64(e.Timestamp), 10)} {
-		// Length-prefixed, so that no two events' parts run together
-		// into the same bytes.
-		fmt.Fprintf(h, "%d:%s", len(part), part)
+	sum := e.idSum()
+	return hex.EncodeToString(sum[:16])
+}
+
+// idSum returns the hash whose first 16 bytes are the event's ID: of its
+// parts, each length-prefixed ("4:cell"), so that no two events' parts
+// run together into the same bytes.
+func (e Event) idSum() [sha256.Size]byte {
+	var buf [256]byte
+	var ts [20]byte
+	b := buf[:0]
+	for _, part := range [...]string{"cellttl sweep", e.Kind.String(), e.Table, e.Row, e.Family, e.Column} {
+		b = appendIDPart(b, part)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	b = appendIDPart(b, string(strconv.AppendInt(ts[:0], int64(e.Timestamp), 10)))
+	return sha256.Sum256(b)
+}
+
+// appendIDPart appends part to b as ID hashes it: its length, a colon,
+// then its bytes.
+func appendIDPart(b []byte, part string) []byte {
+	b = strconv.AppendInt(b, int64(len(part)), 10)
+	return append(append(b, ':'), part...)
 }
 
 // String returns the event as one line, such as
@@ -119,31 +134,36 @@ func (e Event) String() string {
 // encoded in base64 as row_base64 or column_base64 instead, so that no
 // byte of it is lost.
 func (e Event) MarshalJSON() ([]byte, error) {
-	out := struct {
-		Kind         string             `json:"kind"`
-		ID           string             `json:"id"`
-		Table        string             `json:"table"`
-		Row          *string            `json:"row,omitempty"`
-		RowBase64    string             `json:"row_base64,omitempty"`
-		Family       string             `json:"family,omitempty"`
-		Column       *string            `json:"column,omitempty"`
-		ColumnBase64 string             `json:"column_base64,omitempty"`
-		Timestamp    bigtable.Timestamp `json:"timestamp"`
-		Expired      time.Time          `json:"expired"`
-		Value        []byte             `json:"value,omitempty"`
-	}{Kind: e.Kind.String(), ID: e.ID(), Table: e.Table, Family: e.Family, Timestamp: e.Timestamp, Expired: e.Expired.UTC(), Value: e.Value}
-	out.Row, out.RowBase64 = utf8OrBase64(e.Row)
-	out.Column, out.ColumnBase64 = utf8OrBase64(e.Column)
-	return json.Marshal(out)
-}
-
-// utf8OrBase64 returns s for JSON: itself when it is valid UTF-8, or else its
-// base64.
-func utf8OrBase64(s string) (*string, string) {
-	if utf8.ValidString(s) {
-		return &s, ""
+	expired := e.Expired.UTC()
+	if y := expired.Year(); y < 0 || y > 9999 {
+		_, err := expired.MarshalJSON() // says the year is out of range
+		return nil, fmt.Errorf("sweep: encoding the event of row %q: %w", e.Row, err)
 	}
-	return nil, base64.StdEncoding.EncodeToString([]byte(s))
+	b := make([]byte, 0, 192+len(e.Table)+len(e.Row)+len(e.Family)+len(e.Column)+base64.StdEncoding.EncodedLen(len(e.Value)))
+	b = append(b, `{"kind":"`...)
+	b = append(b, e.Kind.String()...)
+	b = append(b, `","id":"`...)
+	sum := e.idSum()
+	b = hex.AppendEncode(b, sum[:16])
+	b = append(b, `","table":`...)
+	b = appendJSONString(b, e.Table)
+	b = appendUTF8OrBase64(b, "row", e.Row)
+	if e.Family != "" {
+		b = append(b, `,"family":`...)
+		b = appendJSONString(b, e.Family)
+	}
+	b = appendUTF8OrBase64(b, "column", e.Column)
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendInt(b, int64(e.Timestamp), 10)
+	b = append(b, `,"expired":"`...)
+	b = expired.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	if len(e.Value) > 0 {
+		b = append(b, `,"value":"`...)
+		b = base64.StdEncoding.AppendEncode(b, e.Value)
+		b = append(b, '"')
+	}
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON decodes an event MarshalJSON encoded, as a consumer of

@@ -1,7 +1,7 @@
 package sweep
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,7 +126,9 @@ type expiredCell struct {
 // Events returns the events of a row read through Filter, in the order of
 // its families and columns: each cell that expired in the window, or each
 // column or the row, by the round's granularity.
-func (r *Round) Events(row bigtable.Row) []Event { return r.events(row.Key(), r.columnsOf(row)) }
+func (r *Round) Events(row bigtable.Row) []Event {
+	return r.appendEvents(nil, row.Key(), r.columnsOf(row))
+}
 
 // Deletes returns the mutation that deletes, in the columns of a row read
 // through Filter where a cell expired in the window, every cell expired at
@@ -136,9 +138,8 @@ func (r *Round) Events(row bigtable.Row) []Event { return r.events(row.Key(), r.
 // nor one written after the read with a later expiry.
 func (r *Round) Deletes(row bigtable.Row) *bigtable.Mutation { return r.deletes(r.columnsOf(row)) }
 
-// events returns the events of the columns of row key.
-func (r *Round) events(key string, cols []column) []Event {
-	var out []Event
+// appendEvents appends the events of the columns of row key to out.
+func (r *Round) appendEvents(out []Event, key string, cols []column) []Event {
 	var last *column // of the row
 	for i := range cols {
 		c := &cols[i]
@@ -150,7 +151,7 @@ func (r *Round) events(key string, cols []column) []Event {
 		case r.g == Column && len(c.expired) > 0 && !c.live:
 			out = append(out, r.event(Column, key, c.family, c.last))
 		case r.g == Row && c.live:
-			return nil
+			return out
 		case r.g == Row && len(c.expired) > 0 && (last == nil || c.last.expiry.After(last.last.expiry)):
 			last = c
 		}
@@ -213,27 +214,21 @@ func (r *Round) family(name string) roundFamily {
 // columnsOf sorts the cells of a row read through Filter into columns, in
 // family and column order.
 func (r *Round) columnsOf(row bigtable.Row) []column {
-	type cell struct {
-		column string
-		ts     bigtable.Timestamp
-	}
 	var out []column
 	for _, f := range r.fams {
 		items := row[f.name]
 		first := len(out)
-		byName := map[string]int{}
-		seen := map[cell]bool{}
-		for _, it := range items {
-			if seen[cell{it.Column, it.Timestamp}] {
+		var cells cellSet
+		var cols columnSet
+		for k, it := range items {
+			if cells.seen(items, k) {
 				continue // passed by two branches of an interleave
 			}
-			seen[cell{it.Column, it.Timestamp}] = true
-			name := strings.TrimPrefix(it.Column, f.name+":")
-			i, ok := byName[name]
+			name := qualifier(it.Column, f.name)
+			i, ok := cols.find(out, first, name)
 			if !ok {
-				i = len(out)
-				byName[name] = i
 				out = append(out, column{family: f.name, name: name})
+				cols.add(name, i)
 			}
 			c := &out[i]
 			expiry, expires := f.expiry(it.Timestamp)
@@ -246,15 +241,95 @@ func (r *Round) columnsOf(row bigtable.Row) []column {
 				c.last = c.expired[len(c.expired)-1]
 			}
 		}
-		part := out[first:]
-		sort.SliceStable(part, func(i, j int) bool { return part[i].name < part[j].name })
+		if part := out[first:]; len(part) > 1 {
+			slices.SortStableFunc(part, func(a, b column) int { return strings.Compare(a.name, b.name) })
+		}
 	}
 	return out
 }
 
+// lookBack is how many cells or columns of a family columnsOf compares
+// one by one before it keeps a map: most rows a round reads hold a few.
+const lookBack = 16
+
+// A cellSet tells which cells of a family's items columnsOf has sorted in.
+type cellSet struct{ m map[cellKey]bool }
+
+type cellKey struct {
+	column string
+	ts     bigtable.Timestamp
+}
+
+// seen reports whether items[k] is a cell of items[:k], and notes it.
+func (s *cellSet) seen(items []bigtable.ReadItem, k int) bool {
+	it := items[k]
+	key := cellKey{it.Column, it.Timestamp}
+	if s.m == nil && k < lookBack {
+		for _, p := range items[:k] {
+			if p.Column == it.Column && p.Timestamp == it.Timestamp {
+				return true
+			}
+		}
+		return false
+	}
+	if s.m == nil {
+		s.m = make(map[cellKey]bool, 2*k)
+		for _, p := range items[:k] {
+			s.m[cellKey{p.Column, p.Timestamp}] = true
+		}
+	}
+	if s.m[key] {
+		return true
+	}
+	s.m[key] = true
+	return false
+}
+
+// A columnSet finds a family's columns in out[first:] by name.
+type columnSet struct{ m map[string]int }
+
+// find returns the index in out of the column named name, or else
+// len(out) and false.
+func (s *columnSet) find(out []column, first int, name string) (int, bool) {
+	if s.m == nil && len(out)-first < lookBack {
+		for j := first; j < len(out); j++ {
+			if out[j].name == name {
+				return j, true
+			}
+		}
+		return len(out), false
+	}
+	if s.m == nil {
+		s.m = make(map[string]int, 2*(len(out)-first))
+		for j := first; j < len(out); j++ {
+			s.m[out[j].name] = j
+		}
+	}
+	if j, ok := s.m[name]; ok {
+		return j, true
+	}
+	return len(out), false
+}
+
+// add notes the column named name at index i, once find kept a map.
+func (s *columnSet) add(name string, i int) {
+	if s.m != nil {
+		s.m[name] = i
+	}
+}
+
+// qualifier returns the column of a cell read from family: its name
+// without the "family:" the client prefixes it with.
+func qualifier(column, family string) string {
+	if len(column) > len(family) && column[len(family)] == ':' && column[:len(family)] == family {
+		return column[len(family)+1:]
+	}
+	return column
+}
+
 // event returns the event of kind for the expired cell c of row key.
 func (r *Round) event(kind Granularity, key, family string, c expiredCell) Event {
-	e := Event{Kind: kind, Table: r.Table, Row: key, Family: family, Column: strings.TrimPrefix(c.Column, family+":"),
+	e := Event{Kind: kind, Table: r.Table, Row: key, Family: family, Column: qualifier(c.Column, family),
 		Timestamp: c.Timestamp, Expired: c.expiry}
 	if r.values && kind != Row {
 		e.Value = c.Value

@@ -222,7 +222,7 @@ func (r *run) shard(ctx context.Context, i int, c *scan.ShardProgress) error {
 // events, its expired cells, its deletions; and flushes b once full.
 func (r *run) judge(ctx context.Context, i int, t *tally, b *batch, row bigtable.Row) error {
 	cols := r.round.columnsOf(row)
-	b.events = append(b.events, r.round.events(row.Key(), cols)...)
+	b.events = r.round.appendEvents(b.events, row.Key(), cols)
 	b.tally.Expired.Add(r.round.count(row.Key(), cols))
 	if r.s.o.Delete {
 		if m := r.round.deletes(cols); m != nil {

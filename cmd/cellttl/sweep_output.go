@@ -62,7 +62,7 @@ func (o *sweepOutput) deliver(_ context.Context, events []sweep.Event) error {
 	var b bytes.Buffer
 	for _, e := range events {
 		if o.c.format.json {
-			line, err := json.Marshal(e)
+			line, err := e.MarshalJSON() // what json.Marshal writes, without its second pass
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/cellttl/ttl/internal/emulator"
+	"github.com/cellttl/ttl/internal/testkit"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
@@ -45,6 +47,10 @@ import (
 //	read-cells/op  the cells the server read, entries included
 //	reads/op       the read requests the round made
 //	streams-peak   the most ReadRows streams open at once
+//	cpu-s/op       the CPU time of the test process a round: the client's,
+//	               and the in-process emulator's when it runs in process
+//	emulator-cpu-s/op  the standalone emulator's CPU time a round, when
+//	               CATCHUP_EMULATOR_PID names its process (Linux)
 //
 //	go test -run '^$' -bench '^BenchmarkSweepCatchUp$' -benchtime 1x ./sweep
 //
@@ -84,6 +90,8 @@ func BenchmarkSweepCatchUp(b *testing.B) {
 				var seen, read int
 				runtime.GC() // the load's and the last round's garbage are not this round's
 				b.ReportAllocs()
+				cpu0, cpuOK := testkit.CPUTime(b)
+				emu0, emuOK := processCPU(os.Getenv("CATCHUP_EMULATOR_PID"))
 				b.ResetTimer()
 				for range b.N {
 					r := catchUpRound(b, data, sched, rows, reads == "sequential")
@@ -91,6 +99,12 @@ func BenchmarkSweepCatchUp(b *testing.B) {
 					read += r.Read.Reads
 				}
 				b.StopTimer()
+				if cpu1, _ := testkit.CPUTime(b); cpuOK {
+					b.ReportMetric((cpu1-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+				}
+				if emu1, _ := processCPU(os.Getenv("CATCHUP_EMULATOR_PID")); emuOK {
+					b.ReportMetric((emu1-emu0).Seconds()/float64(b.N), "emulator-cpu-s/op")
+				}
 				b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 				b.ReportMetric(float64(seen)/float64(b.N), "read-cells/op")
 				b.ReportMetric(float64(read)/float64(b.N), "reads/op")
@@ -98,6 +112,29 @@ func BenchmarkSweepCatchUp(b *testing.B) {
 			})
 		}
 	}
+}
+
+// processCPU returns the user and system CPU time of process pid, as
+// Linux's /proc says it, and false where pid is empty or not readable.
+func processCPU(pid string) (time.Duration, bool) {
+	if pid == "" {
+		return 0, false
+	}
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command's closing parenthesis: utime and stime
+	// are the 12th and 13th, in clock ticks of 1/100 s.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 13 {
+		return 0, false
+	}
+	var utime, stime int64
+	if _, err := fmt.Sscan(fields[11]+" "+fields[12], &utime, &stime); err != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true
 }
 
 // catchUpRound runs one round over every expiry of the catch-up tables,

@@ -35,7 +35,10 @@ import (
 	"strings"
 )
 
-func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	tuneGC(os.Getenv)
+	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 var commands = []*command{checkCommand, ensureCommand, statsCommand, inspectCommand,
 	movePlanCommand, moveStartCommand, moveStatusCommand, moveRewriteCommand, moveFinishCommand, sweepCommand}

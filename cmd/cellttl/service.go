@@ -111,16 +111,19 @@ func (s *service) watch(status func() sweep.Status) {
 // status is the readiness the command knows: a sweeper that holds its
 // work (alone, or by the lease) is ready while its rounds end; one that
 // stands by, while its checks of the lease end.
-func (s *service) status() (holding, standby bool, last time.Time) {
+func (s *service) status() (serve.Role, time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sweep == nil {
-		return true, false, s.last
+		return serve.Alone, s.last
 	}
-	if st := s.sweep(); st.Role == sweep.StandsBy {
-		return false, true, st.Finished
+	switch st := s.sweep(); st.Role {
+	case sweep.StandsBy:
+		return serve.StandingBy, st.Finished
+	case sweep.HoldsLease:
+		return serve.Holding, s.last
 	}
-	return true, false, s.last
+	return serve.Alone, s.last
 }
 
 // close stops the server and pushes the last metrics, printing on stderr

@@ -71,11 +71,11 @@ func TestSweepServesMetrics(t *testing.T) {
 	require.Equal(t, exitOK, code, errs.String())
 
 	assert.Equal(t, 503, code1)
-	assert.Equal(t, "not ready: holds the lease, no round finished yet\n", ready1)
+	assert.Equal(t, "not ready: runs alone, no round finished yet\n", ready1)
 	assert.Equal(t, 200, code2)
-	assert.Equal(t, "ready: holds the lease, last round finished 0s ago\n", ready2)
+	assert.Equal(t, "ready: runs alone, last round finished 0s ago\n", ready2)
 	assert.Equal(t, 503, code3)
-	assert.Equal(t, "not ready: holds the lease, last round finished 1m1s ago, more than two periods (1m0s)\n", ready3)
+	assert.Equal(t, "not ready: runs alone, last round finished 1m1s ago, more than two periods (1m0s)\n", ready3)
 	for _, want := range []string{
 		`cellttl_sweep_rounds_total{cellttl_outcome="complete",cellttl_table="t",otel_scope_name="github.com/cellttl/ttl/sweep"`,
 		`cellttl_sweep_events_total{cellttl_family="sess",cellttl_table="t",`,

@@ -6,15 +6,29 @@ import (
 	"time"
 )
 
-// Status reports what readiness depends on: whether the process holds the
-// lease of its work (one without a lease holds it), whether it stands by
-// for another that holds it, and when its last round or standby check
-// finished (zero before the first). It is called on every /readyz request,
-// from the server's goroutines.
-type Status func() (holding, standby bool, last time.Time)
+// A Role is what a process does with its work, as /readyz reports it.
+type Role uint8
+
+const (
+	// Idle is a process that neither does its work nor stands by.
+	Idle Role = iota
+	// Alone is a process that does its work without a lease.
+	Alone
+	// Holding is a process that holds the lease of its work.
+	Holding
+	// StandingBy is a process that stands by for the holder of the lease.
+	StandingBy
+)
+
+// Status reports what readiness depends on: the process's role, and when
+// its last round (or, standing by, its last check of the lease) finished,
+// zero before the first. It is called on every /readyz request, from the
+// server's goroutines.
+type Status func() (role Role, last time.Time)
 
 // Ready returns the /readyz handler: 200 when status says the process
-// holds the lease or stands by and its last round finished within two
+// works (alone or holding the lease) or stands by, and its last round or
+// check finished within two
 // periods of now (with period 0, one round that runs once: when it has
 // finished), else 503; each with a one-line reason. now is its clock.
 func Ready(status Status, period time.Duration, now func() time.Time) http.Handler {
@@ -28,13 +42,17 @@ func Ready(status Status, period time.Duration, now func() time.Time) http.Handl
 
 // readiness returns the status code and reason of Ready at now.
 func readiness(status Status, period time.Duration, now time.Time) (int, string) {
-	holding, standby, last := status()
-	role, what := "holds the lease", "round"
-	switch {
-	case !holding && !standby:
-		return http.StatusServiceUnavailable, "not ready: neither holds the lease nor stands by"
-	case !holding:
+	r, last := status()
+	var role, what string
+	switch r {
+	case Alone:
+		role, what = "runs alone", "round"
+	case Holding:
+		role, what = "holds the lease", "round"
+	case StandingBy:
 		role, what = "stands by", "standby check"
+	default:
+		return http.StatusServiceUnavailable, "not ready: neither holds the lease nor stands by"
 	}
 	if last.IsZero() {
 		return http.StatusServiceUnavailable, fmt.Sprintf("not ready: %s, no %s finished yet", role, what)

@@ -6,7 +6,8 @@
 //
 // Audit is audit.Auditor.Run's counts, from many workers; Sweep is one round of
 // a sweep (sweep.Round), its events and optionally its deletions; Rewrite
-// is move.Family.Rewrite's rewrite of a strategy move's old cells. ReadShards
+// is move.Family.Rewrite's rewrite of a strategy move's old cells;
+// AuditSchedule is audit.CountSchedule's count of a schedule table. ReadShards
 // is the part every job shares: each takes its PCollection of shards, with
 // a DoFn of its own that embeds the client and the reading of one shard.
 package pipeline

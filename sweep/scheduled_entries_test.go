@@ -1,7 +1,10 @@
 package sweep_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cellttl/ttl"
+	"github.com/cellttl/ttl/lease"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
@@ -148,27 +152,45 @@ func TestScheduledDeleteKeepsMovingFamily(t *testing.T) {
 // second; the next round, which serves the rest of it, deletes that
 // second's entries, once this sweep has served the whole second: the
 // part before the first round's end as well, its window starting before
-// the second. Before, they waited for the schedule's GC.
+// the second. Before, they waited for the schedule's GC. The checkpoint
+// carries where the sweep's span starts, to a new Sweeper (a restarted
+// process), in a file as in Bigtable (package lease).
 func TestScheduledDeleteSplitSecond(t *testing.T) {
-	f := newSchedFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
-	f.sset(t, "a", "sess", "c", "v", 10200*time.Millisecond) // before the split
-	f.sset(t, "b", "sess", "c", "v", 10700*time.Millisecond) // after it
-	split := []string{schedule.Key("a", base.Add(10*time.Second)), schedule.Key("b", base.Add(10*time.Second))}
-	s := f.schedSweep(t, []string{"sess"}, false, sweep.Options{Margin: time.Millisecond, Since: base, Delete: true})
+	for _, kind := range []string{"memory", "file", "lease"} {
+		t.Run(kind, func(t *testing.T) {
+			f := newSchedFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
+			var cp scan.Checkpoint
+			switch kind {
+			case "memory":
+				cp = scan.MemoryCheckpoint()
+			case "file":
+				cp = scan.FileCheckpoint(filepath.Join(t.TempDir(), "sweep.json"))
+			case "lease":
+				f.e.TableForTest(t, "sweeps", map[string]bigtable.GCPolicy{lease.Family: bigtable.MaxVersionsPolicy(1)})
+				l, err := lease.Open(ctx, f.e.Admin, f.e.Client.Open("sweeps"), "sweeps", "t", lease.Options{Now: f.clock.Now})
+				require.NoError(t, err)
+				cp = l
+			}
+			f.sset(t, "a", "sess", "c", "v", 10200*time.Millisecond) // before the split
+			f.sset(t, "b", "sess", "c", "v", 10700*time.Millisecond) // after it
+			split := []string{schedule.Key("a", base.Add(10*time.Second)), schedule.Key("b", base.Add(10*time.Second))}
+			opts := sweep.Options{Margin: time.Millisecond, Since: base, Delete: true, Checkpoint: cp}
 
-	var c collector
-	f.clock.Set(base.Add(10501 * time.Millisecond))
-	r, err := s.Once(ctx, c.deliver)
-	require.NoError(t, err)
-	require.Equal(t, base.Add(10500*time.Millisecond), r.Until, "the round's end splits second 10")
-	assert.Equal(t, []string{`cell expired ` + at(10200*time.Millisecond) + `: table "t" row "a" sess:"c"`}, c.take())
-	assert.ElementsMatch(t, split, f.entries(t), "the second is not served whole yet")
+			var c collector
+			f.clock.Set(base.Add(10501 * time.Millisecond))
+			r, err := f.schedSweep(t, []string{"sess"}, false, opts).Once(ctx, c.deliver)
+			require.NoError(t, err)
+			require.Equal(t, base.Add(10500*time.Millisecond), r.Until, "the round's end splits second 10")
+			assert.Equal(t, []string{`cell expired ` + at(10200*time.Millisecond) + `: table "t" row "a" sess:"c"`}, c.take())
+			assert.ElementsMatch(t, split, f.entries(t), "the second is not served whole yet")
 
-	f.clock.Set(base.Add(12 * time.Second))
-	_, err = s.Once(ctx, c.deliver)
-	require.NoError(t, err)
-	assert.Equal(t, []string{`cell expired ` + at(10700*time.Millisecond) + `: table "t" row "b" sess:"c"`}, c.take())
-	assert.Empty(t, f.entries(t), "the split second's entries, served whole by the two rounds")
+			f.clock.Set(base.Add(12 * time.Second))
+			_, err = f.schedSweep(t, []string{"sess"}, false, opts).Once(ctx, c.deliver) // a new process
+			require.NoError(t, err)
+			assert.Equal(t, []string{`cell expired ` + at(10700*time.Millisecond) + `: table "t" row "b" sess:"c"`}, c.take())
+			assert.Empty(t, f.entries(t), "the split second's entries, served whole by the two rounds")
+		})
+	}
 }
 
 // TestScheduledDeleteKeepsSplitSecondBeforeSince: a sweep whose first
@@ -238,4 +260,29 @@ func TestScheduledDeleteSplitSecondOldCheckpoint(t *testing.T) {
 	assert.Len(t, c.take(), 1, "b's cell")
 	assert.Equal(t, []string{schedule.Key("a", base.Add(10*time.Second))}, f.entries(t),
 		"second 11, served whole since the round that recorded the start")
+}
+
+// TestScheduledDeleteSplitSecondResumed: a round that stopped (here its
+// delivery failed) and is resumed keeps where the sweep's span starts:
+// it deletes the entries of the second the round before split.
+func TestScheduledDeleteSplitSecondResumed(t *testing.T) {
+	f := newSchedFixture(t, map[string]ttl.Strategy{"sess": ttl.Grace(ttl.OneSecond(), hour)})
+	f.sset(t, "a", "sess", "c", "v", 10700*time.Millisecond)
+	opts := sweep.Options{Margin: time.Millisecond, Since: base, Delete: true, Checkpoint: scan.MemoryCheckpoint()}
+	var c collector
+	f.clock.Set(base.Add(10501 * time.Millisecond))
+	_, err := f.schedSweep(t, []string{"sess"}, false, opts).Once(ctx, c.deliver)
+	require.NoError(t, err)
+
+	f.clock.Set(base.Add(12 * time.Second))
+	boom := errors.New("the consumer is down")
+	_, err = f.schedSweep(t, []string{"sess"}, false, opts).Once(ctx, func(context.Context, []sweep.Event) error { return boom })
+	require.ErrorIs(t, err, boom)
+	assert.Equal(t, []string{schedule.Key("a", base.Add(10*time.Second))}, f.entries(t), "not served yet")
+
+	r, err := f.schedSweep(t, []string{"sess"}, false, opts).Once(ctx, c.deliver)
+	require.NoError(t, err)
+	require.True(t, r.Resumed)
+	assert.Len(t, c.take(), 1)
+	assert.Empty(t, f.entries(t), "the split second, served whole")
 }

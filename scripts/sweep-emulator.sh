@@ -200,6 +200,23 @@ if [ "$DELETE" = 1 ]; then
 fi
 if [ "$SCHEDULE" = 1 ]; then
 	"$dir/sweepcheck" entries -table sessions -family sess -schedule sessions-schedule || status=1
+	if [ "$DELETE" = 1 ]; then
+		# The entries a deleting sweep left behind: those of the seconds
+		# that ended by its last round's Until, which it served whole.
+		until=$(jq -r '.state.until' "$dir/sweep-a.json")
+		"${cbt[@]}" read sessions-schedule 2>/dev/null | python3 -c '
+import sys, datetime
+until = sys.argv[1].replace("Z", "+00:00")
+if "." in until:
+	head, frac = until.split(".", 1)
+	until = head + "." + frac[:frac.index("+")][:6].ljust(6, "0") + frac[frac.index("+"):]
+u = datetime.datetime.fromisoformat(until).timestamp()
+keys = [l.strip() for l in sys.stdin if l[:1] not in ("", " ", "-")]
+slots = [int(k.split("#")[1]) for k in keys if k.count("#") >= 2]
+left = sum(1 for s in slots if s + 1 <= u)
+print(f"entries left of the seconds served whole by the last round (until {sys.argv[1]}): {left} of {len(slots)}")
+' "$until"
+	fi
 
 	# Writers the library never saw: cbt writes cells that expire in 2 to
 	# 4 s, with no entry; a reconcile round reports them, and only them.

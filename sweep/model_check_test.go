@@ -144,6 +144,9 @@ func (mr *modelRun) check(sw *sweeper, a *attempt, found table, now time.Time, r
 	}
 	resumed := pending(rec0)
 	from, until := sw.window(rec0, now)
+	if rec0 == nil || len(rec0.State) == 0 {
+		sw.start = from // the round, if it begins, is the checkpoint's first
+	}
 	if rep.Resumed != resumed || !rep.From.Equal(from) || !rep.Until.Equal(until) {
 		return fmt.Sprintf("the report's round: resumed %v, after %v up to %v; want resumed %v, after %v up to %v",
 			rep.Resumed, rep.From, rep.Until, resumed, from, until)

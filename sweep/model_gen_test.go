@@ -53,11 +53,16 @@ type op struct {
 type sweepOp struct {
 	sweeper int
 	restart bool // a new Sweeper on the same checkpoint: a process restarted
-	fault   fault
-	at      int  // the delivery, Save, row or deletion at which the fault strikes
-	prefix  int  // deliverFailure: the events the consumer took; bulkFailure: the row refused
-	all     bool // saveFailure: every later Save fails too; deliverCancel: it returns the error; bulkFailure: one row
-	inject  int  // the delivery during which another writer changes a row of the batch; 0: none
+	// fresh: a new Sweeper on a new checkpoint, from since (zero: from
+	// its first round's end), as an operator starts the sweep anew
+	// (model_schedule_test.go).
+	fresh  bool
+	since  time.Time
+	fault  fault
+	at     int  // the delivery, Save, row or deletion at which the fault strikes
+	prefix int  // deliverFailure: the events the consumer took; bulkFailure: the row refused
+	all    bool // saveFailure: every later Save fails too; deliverCancel: it returns the error; bulkFailure: one row
+	inject int  // the delivery during which another writer changes a row of the batch; 0: none
 }
 
 func (o *op) String() string {
@@ -85,7 +90,10 @@ func (o *op) String() string {
 	}
 	s := o.sweep
 	out := fmt.Sprintf("sweep %d: Once", s.sweeper)
-	if s.restart {
+	switch {
+	case s.fresh:
+		out += fmt.Sprintf(" (new Sweeper, new checkpoint, since %v)", s.since.Format(time.RFC3339Nano))
+	case s.restart:
 		out += " (new Sweeper)"
 	}
 	if s.fault != noFault {
@@ -293,6 +301,9 @@ func (g *gen) sweepOp() *sweepOp {
 	}
 	if r.IntN(6) == 0 {
 		s.inject = 1 + r.IntN(3)
+	}
+	if g.sched && s.restart {
+		g.freshOp(s)
 	}
 	return s
 }

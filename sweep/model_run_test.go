@@ -122,6 +122,7 @@ type sweeper struct {
 	shards []scan.Shard
 
 	watermark  time.Time // the last complete round's Until
+	start      time.Time // the From of the first round its checkpoint recorded
 	open       bool      // a round is begun and not finished
 	from, till time.Time // its window
 	round      tally     // what its attempts recorded so far
@@ -316,6 +317,9 @@ func (mr *modelRun) step(o *op) string {
 		m.put(o.row, o.fam, o.col, c)
 	case opSweep:
 		sw := mr.sweeps[o.sweep.sweeper]
+		if o.sweep.fresh {
+			mr.fresh(sw, o.sweep.since)
+		}
 		if o.sweep.restart {
 			s, err := mr.newSweeper(sw)
 			if err != nil {

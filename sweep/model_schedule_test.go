@@ -90,7 +90,7 @@ func TestSweepModelScheduled(t *testing.T) {
 	if s.bulks == 0 || s.crashed == 0 || s.events == 0 || s.rows == 0 || all.stopped == 0 || all.resumed == 0 {
 		t.Errorf("the runs exercised too little: %v", all)
 	}
-	if total >= 10_000 && (s.unscheduled == 0 || s.stale == 0 || s.unread == 0) {
+	if total >= 10_000 && (s.unscheduled == 0 || s.split == 0 || s.fresh == 0 || s.stale == 0 || s.unread == 0) {
 		t.Errorf("the runs exercised too little: %v", all)
 	}
 }
@@ -103,6 +103,8 @@ type schedStats struct {
 	stale          int // of those, rows read for an entry that owed nothing
 	unread         int // rows with expired cells a scheduled round had no entry for
 	unscheduled    int // entries scheduled sweeps deleted
+	split          int // of those, entries of a second begun before the round's window
+	fresh          int // calls of Once on a new checkpoint
 }
 
 func (s *schedStats) add(o schedStats) {
@@ -113,6 +115,8 @@ func (s *schedStats) add(o schedStats) {
 	s.stale += o.stale
 	s.unread += o.unread
 	s.unscheduled += o.unscheduled
+	s.split += o.split
+	s.fresh += o.fresh
 }
 
 func (s schedStats) String() string {
@@ -120,8 +124,9 @@ func (s schedStats) String() string {
 		return ""
 	}
 	return fmt.Sprintf("; schedule: %d ApplyBulk, %d crashes after the entries; scheduled sweeps recorded %d events, "+
-		"owed a read of %d rows (%d of them for stale entries), had no entry for %d rows with expired cells (written raw); deleted %d entries",
-		s.bulks, s.crashed, s.events, s.rows, s.stale, s.unread, s.unscheduled)
+		"owed a read of %d rows (%d of them for stale entries), had no entry for %d rows with expired cells (written raw); "+
+		"deleted %d entries (%d of a second begun before the round's window); %d calls on a new checkpoint",
+		s.bulks, s.crashed, s.events, s.rows, s.stale, s.unread, s.unscheduled, s.split, s.fresh)
 }
 
 // withTwins gives each sweep of v a twin that reads the schedule, and
@@ -479,10 +484,13 @@ func (mr *modelRun) scheduledReads(sw *sweeper, found table, reads map[string]ro
 // unscheduled applies to the model the deletion of the entry key by a
 // scheduled sweep's round over (from, until], which must delete, sweep
 // every family, and delete only an entry the schedule holds whose second
-// lies within the window: a sweep of some families that deleted entries
-// would hide the others' cells from the scheduled sweeps of those, and
-// one that deleted the entry of a second begun before its window, a cell
-// it never read from a sweep further behind (TestScheduledDelete*).
+// the sweep has served whole by until: one that ends by until and begins
+// after the From of the first round its checkpoint recorded (sw.start),
+// its rounds since having served every expiry after it. A sweep of some
+// families that deleted entries would hide the others' cells from the
+// scheduled sweeps of those, and one that deleted the entry of a second
+// begun before its span, a cell it never read from a sweep further
+// behind (TestScheduledDelete*).
 func (mr *modelRun) unscheduled(sw *sweeper, key string, from, until time.Time) string {
 	e, err := schedule.Parse(key)
 	if err != nil {
@@ -496,10 +504,38 @@ func (mr *modelRun) unscheduled(sw *sweeper, key string, from, until time.Time) 
 		return fmt.Sprintf("a sweep of families %q deleted entry %q, which may name a cell of another", sw.cfg.spec.fams, key)
 	case !mr.m.entries[k]:
 		return fmt.Sprintf("deleted entry %q, which the schedule does not hold", key)
-	case !e.Slot.After(from) || e.Slot.Add(time.Second).After(until):
-		return fmt.Sprintf("deleted entry %q, of %v, not within the round after %v up to %v", key, e.Slot, from.UTC(), until.UTC())
+	case !e.Slot.After(sw.start) || e.Slot.Add(time.Second).After(until):
+		return fmt.Sprintf("deleted entry %q, of %v, not served whole by the round up to %v: its sweep served from %v",
+			key, e.Slot, until.UTC(), sw.start.UTC())
+	}
+	if !e.Slot.After(from) {
+		mr.st.sched.split++
 	}
 	delete(mr.m.entries, k)
 	mr.st.sched.unscheduled++
 	return ""
+}
+
+// freshOp makes s, a call of Once on a new Sweeper, one on a new
+// checkpoint too, now and then: from its first round's end, or from a
+// Since up to four seconds behind now, mostly within a second.
+func (g *gen) freshOp(s *sweepOp) {
+	if g.r.IntN(3) > 0 {
+		return
+	}
+	s.fresh = true
+	if g.r.IntN(3) > 0 {
+		s.since = g.m.now.Add(-time.Duration(g.r.IntN(4000)) * time.Millisecond)
+	}
+}
+
+// fresh gives sw a new, empty checkpoint and since: the sweep starts
+// anew, a new span, and may deliver again what it delivered before.
+func (mr *modelRun) fresh(sw *sweeper, since time.Time) {
+	mr.st.sched.fresh++
+	sw.cfg.since = since
+	sw.mem = scan.MemoryCheckpoint()
+	sw.cp = &faultyCheckpoint{Checkpoint: sw.mem}
+	sw.watermark, sw.start, sw.open, sw.round = time.Time{}, time.Time{}, false, tally{}
+	sw.ledger = map[string]bool{}
 }

@@ -101,13 +101,15 @@ type Options struct {
 	// Reconcile sweep beside it. With Delete and an admin client, a round
 	// of a sweep given every family of the table that may hold cells with
 	// entries (GC collects it by age, or not at all, as in a ttl.Move)
-	// also deletes the entries it served whose second lies within its
-	// window (an entry names a row, not a family, and a sweep further
-	// behind may need an entry of a second begun before the window);
-	// other entries go by the schedule's GC. With an admin client, a
-	// round refuses a schedule
-	// table without family schedule.Family, or whose GC keeps entries
-	// shorter than the families keep expired cells (schedule.Policy).
+	// also deletes the entries it served of the seconds the sweep has
+	// served whole since the first round its checkpoint recorded: the
+	// second a round's end splits goes in the next round (an entry names
+	// a row, not a family, and a sweep further behind may need an entry
+	// of a second begun before that first round); other entries go by
+	// the schedule's GC. With an admin client, a round refuses a
+	// schedule table without family schedule.Family, or whose GC keeps
+	// entries shorter than the families keep expired cells
+	// (schedule.Policy).
 	Schedule      bigtable.TableAPI
 	ScheduleTable string
 

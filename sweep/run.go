@@ -14,10 +14,15 @@ import (
 )
 
 // state is what a sweep keeps in its checkpoint besides the shards: the
-// window of its round. Once every shard is done, Until is the watermark.
+// window of its round, and Start, the From of the first round recorded
+// in the checkpoint, carried from round to round: the rounds since have
+// served every expiry after it, without a gap (see entries). A checkpoint
+// written before Start was recorded has none: the next round records its
+// own From. Once every shard is done, Until is the watermark.
 type state struct {
 	From  time.Time `json:"from"`
 	Until time.Time `json:"until"`
+	Start time.Time `json:"start"`
 }
 
 // tally is what a round did in one shard, as its checkpoint records it.
@@ -58,8 +63,10 @@ type run struct {
 	ahead    bool
 
 	// deletesEntries: a scheduled round that deletes also deletes the
-	// entries it serves (see ownsEntries).
+	// entries it serves (see ownsEntries), of the seconds after start
+	// (state.Start).
 	deletesEntries bool
+	start          time.Time
 
 	mu       sync.Mutex         // guards the fields below
 	read     scan.Stats         // by the shards read, whether they finished or not
@@ -112,6 +119,10 @@ func (r *run) do(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.start = st.Start
+	if r.start.IsZero() { // a round begun before rounds recorded their start
+		r.start = st.From
+	}
 	r.recorded = r.j.Shards()
 	r.filter = r.round.Filter()
 	err = r.shards(ctx)
@@ -132,7 +143,7 @@ func (r *run) next(ctx context.Context, began bool, st state) (state, bool, erro
 	s := r.s
 	now := s.now()
 	end := now.Add(-s.o.Margin).Truncate(time.Millisecond)
-	from := st.Until
+	from, start := st.Until, st.Start
 	if !began {
 		if err := s.checkOptions(now); err != nil {
 			return state{From: from}, false, fmt.Errorf("sweep: %w", err)
@@ -141,16 +152,20 @@ func (r *run) next(ctx context.Context, began bool, st state) (state, bool, erro
 		if from.IsZero() {
 			from = end
 		}
+		start = from
+	}
+	if start.IsZero() {
+		start = from // the checkpoint's rounds recorded no start
 	}
 	if !end.After(from) {
 		if !began {
-			if err := r.j.NextRound(ctx, nil, state{From: from, Until: from}); err != nil {
+			if err := r.j.NextRound(ctx, nil, state{From: from, Until: from, Start: start}); err != nil {
 				return state{From: from}, false, err
 			}
 		}
 		return state{From: from}, false, nil
 	}
-	return state{From: from, Until: end}, true, nil
+	return state{From: from, Until: end, Start: start}, true, nil
 }
 
 // finished reports whether every shard of a round is done.

@@ -157,12 +157,13 @@ func (r *run) salt(ctx context.Context, i int, after string, t *tally, c *scan.S
 // entries reads salt's entries of the round's window, and returns the
 // rows they name, each with the keys of its entries that a round that
 // deletes deletes once it served the row (when it may: ownsEntries):
-// those whose second lies within the window, after its From and ending
-// by its Until. An entry whose second straddles Until names cells the
-// next round reports; one whose second starts by From may name cells
-// that expired before the window, which this sweep never read if the
-// window is its first, and a sweep of the same schedule further behind
-// still needs: GC collects it.
+// those whose second this sweep has served whole by the window's end,
+// starting after the start of the span its checkpoint's rounds served
+// without a gap (state.Start) and ending by Until. An entry whose second
+// straddles Until names cells the next round reports, and that round
+// deletes it. One whose second starts by the span's start may name cells
+// that expired before it, which this sweep never read, and a sweep of the
+// same schedule further behind still needs: GC collects it.
 func (r *run) entries(ctx context.Context, salt int, c *scan.ShardProgress) (map[string][]string, error) {
 	out := map[string][]string{}
 	var bad error
@@ -173,7 +174,7 @@ func (r *run) entries(ctx context.Context, salt int, c *scan.ShardProgress) (map
 			return bad
 		}
 		keys := out[e.Row]
-		if r.deletesEntries && e.Slot.After(r.round.From) && !e.Slot.Add(schedule.Slot).After(r.round.Until) {
+		if r.deletesEntries && e.Slot.After(r.start) && !e.Slot.Add(schedule.Slot).After(r.round.Until) {
 			keys = append(keys, row.Key())
 		}
 		out[e.Row] = keys

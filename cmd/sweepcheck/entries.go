@@ -16,7 +16,10 @@ import (
 // fails if a cell stored in the family has no entry: the schedule's
 // promise that no data is stored without its entry (written first, and
 // kept by GC at least as long as the cell). The family is under
-// OneSecond, whose timestamps are the expiries.
+// OneSecond, whose timestamps are the expiries. It reads the schedule
+// first: a sweep that deletes deletes a row's cells before their entries,
+// so a cell still stored when the family is read had its entry when the
+// schedule was.
 func entriesCmd(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) func() error {
 	table := fs.String("table", "sessions", "the data table")
 	family := fs.String("family", "sess", "family, under OneSecond")
@@ -35,6 +38,14 @@ func entriesCmd(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) func() 
 			return err
 		}
 		defer done2()
+		have := map[string]bool{}
+		err = st.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+			have[r.Key()] = true
+			return true
+		}, bigtable.RowFilter(bigtable.StripValueFilter()))
+		if err != nil {
+			return fmt.Errorf("reading schedule table %q: %w", *sched, err)
+		}
 		want := map[string]bool{}
 		var cells int
 		err = raw.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
@@ -46,14 +57,6 @@ func entriesCmd(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) func() 
 		}, bigtable.RowFilter(bigtable.FamilyFilter(*family)))
 		if err != nil {
 			return fmt.Errorf("reading table %q: %w", *table, err)
-		}
-		have := map[string]bool{}
-		err = st.ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
-			have[r.Key()] = true
-			return true
-		}, bigtable.RowFilter(bigtable.StripValueFilter()))
-		if err != nil {
-			return fmt.Errorf("reading schedule table %q: %w", *sched, err)
 		}
 		var missing []string
 		for k := range want {

@@ -69,8 +69,8 @@ dir=$(mktemp -d)
 emu= loader= proxy=
 sweepers=()
 cleanup() {
-	# The sweepers' subshells first, then the cellttl processes inside
-	# them, which killing a subshell leaves running.
+	# The cellttl processes inside the sweepers' subshells, which killing
+	# a subshell leaves running; then the rest.
 	pkill -KILL -f "$dir/cellttl sweep" 2>/dev/null || true
 	for p in "${sweepers[@]}" $loader $proxy $emu; do kill "$p" 2>/dev/null || true; done
 	[ "${KEEP:-0}" = 1 ] && echo "kept: $dir" || rm -rf "$dir"

@@ -104,7 +104,7 @@ func (c *writeCall) applyRows(ctx context.Context, rows []string, opts []bigtabl
 		w.add(ctx, i, c.keep(b))
 	}
 	if c.sched != nil {
-		w.release(ctx, c)
+		w.release(ctx, c.entries)
 	}
 	w.send(ctx)
 	return w.result()

@@ -18,8 +18,8 @@ import (
 // schedule writes, before each call's data, an index of the rows it
 // writes by the second their cells expire, which a sweep reads instead.
 // The layout is package schedule's; the writers add to a call's
-// schedule.Batch as they stamp its cells (writer.schedule, in
-// table_write.go), and the calls write the batch first.
+// schedule.Batch as they stamp its cells (cellWriter.schedule), and the
+// calls write the batch first.
 
 // WithSchedule makes the table write a schedule beside its data: for
 // every row a call writes with a cell that expires (not Forever) in one

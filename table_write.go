@@ -1,7 +1,6 @@
 package ttl
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -10,25 +9,6 @@ import (
 	"github.com/cellttl/ttl/internal/rules"
 	"github.com/cellttl/ttl/schedule"
 )
-
-// Apply applies m to the row atomically, with the timestamps its lifetimes
-// give at the clock's now. If any change in m is invalid, Apply sends
-// nothing and returns an error naming it. opts are passed to Bigtable
-// (bigtable.GetCondMutationResult works as usual).
-func (t *Table) Apply(ctx context.Context, row string, m *Mutation, opts ...bigtable.ApplyOption) error {
-	if err := t.check(ctx, "Apply"); err != nil {
-		return err
-	}
-	var c writeCall
-	c.start(t, "Apply")
-	defer c.done()
-	c.begin(row)
-	b, err := c.build(m, topLevel)
-	if err != nil {
-		return err
-	}
-	return c.apply(ctx, row, b, opts)
-}
 
 // A cellWriter builds the recipes of one call at the call's one reading of
 // the clock. The changes of a call mostly share a family and a lifetime,

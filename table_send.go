@@ -2,41 +2,9 @@ package ttl
 
 import (
 	"context"
-	"fmt"
 
 	"cloud.google.com/go/bigtable"
 )
-
-// ApplyBulk applies muts[i] to rows[i], each atomically, all with the
-// timestamps their lifetimes give at one reading of the clock. An invalid
-// mutation is not sent and its error is reported at its index; the others
-// are applied. Conditional mutations cannot be applied in bulk.
-//
-// Rows are built and sent in the groups the bigtable client would send as
-// one request each (at most 100,000 changes), so that the built mutations
-// of only one group are in memory at a time. On a table with a schedule
-// (WithSchedule), every row is built first, their entries written in one
-// request, and only then the groups sent; if the entries fail, no row is
-// sent, and err and every row's entry in errs wrap ErrSchedule.
-//
-// Costs and rationale: docs/api-notes.md#ttltableapplybulk.
-func (t *Table) ApplyBulk(ctx context.Context, rows []string, muts []*Mutation, opts ...bigtable.ApplyOption) (errs []error, err error) {
-	if err := t.check(ctx, "ApplyBulk"); err != nil {
-		return nil, err
-	}
-	if len(rows) != len(muts) {
-		return nil, fmt.Errorf("%w: ApplyBulk: %d rows but %d mutations", ErrInvalidMutation, len(rows), len(muts))
-	}
-	var c writeCall
-	c.start(t, "ApplyBulk")
-	defer c.done()
-	return c.applyRows(ctx, rows, opts, func(i int) (built, error) {
-		if m := muts[i]; m != nil && m.isCond() {
-			return built{}, fmt.Errorf("%w: conditional mutations cannot be applied in bulk (row %q)", ErrInvalidMutation, rows[i])
-		}
-		return c.build(muts[i], topLevel)
-	})
-}
 
 // maxBulkChanges is the most changes the bigtable client sends in one
 // MutateRows request (its maxMutations); it groups rows greedily, never
@@ -74,16 +42,16 @@ func (w *bulkWriter) hold(n int) {
 	w.holding, w.held = true, make([]heldRow, 0, n)
 }
 
-// release writes the entries of call c, whose rows are held, then sends
-// the rows; if the entries fail, no row is sent and each has the error,
-// which is the call's (as a request that failed as a whole).
-func (w *bulkWriter) release(ctx context.Context, c *writeCall) {
+// release writes the call's entries, whose rows are held, with entries,
+// then sends the rows; if the entries fail, no row is sent and each has
+// the error, which is the call's (as a request that failed as a whole).
+func (w *bulkWriter) release(ctx context.Context, entries func(context.Context) error) {
 	held := w.held
 	w.holding, w.held = false, nil
 	if len(held) == 0 {
 		return
 	}
-	if err := c.entries(ctx); err != nil {
+	if err := entries(ctx); err != nil {
 		for _, h := range held {
 			w.fail(h.i, err)
 		}

@@ -135,7 +135,11 @@ func stepSliding(tbl *ttl.Table, raw *bigtable.Table, x *injector, m *model, o o
 		}
 	}
 	if o.kind != opTouch {
-		if msg := keptAlive(m, got, o.read.idle, s.now); msg != "" {
+		var late []flatCell // the injected write's cells, when it landed after the read
+		if o.inject != nil && o.inject.at > 0 {
+			late = s.winners
+		}
+		if msg := keptAlive(m, got, o.read.idle, s.now, late); msg != "" {
 			return msg
 		}
 	}
@@ -245,8 +249,11 @@ func readThrough(tbl *ttl.Table, m *model, o op) (readResult, []string, error) {
 // column's newest returned cell of a family whose cells expire by time is
 // live for idle after the read — it expires no earlier than now + margin
 // + idle — unless it is no longer the column's newest live cell: a newer
-// write, or one the caller's filter hid, stands instead.
-func keptAlive(m *model, got readResult, idle time.Duration, now time.Time) string {
+// write, or one the caller's filter hid, stands instead. late holds the
+// cells another process wrote after the read: one stamped with the
+// timestamp a stripped cell was read at replaces it unseen, and the
+// renewal, conditional on the value it reads again, may lose to it.
+func keptAlive(m *model, got readResult, idle time.Duration, now time.Time, late []flatCell) string {
 	hide := now.Add(m.v.margin)
 	for _, k := range got.keys {
 		cells := got.cells[k]
@@ -264,6 +271,11 @@ func keptAlive(m *model, got readResult, idle time.Duration, now time.Time) stri
 			stored, ok := m.newestLive(k, c.Fam, c.Col, now)
 			if !ok || stored.ts != c.TS || c.Value != "" && stored.value != c.Value {
 				continue // another cell is the newest now
+			}
+			if c.Value == "" && slices.ContainsFunc(late, func(w flatCell) bool {
+				return w.Fam == c.Fam && w.Col == c.Col && w.TS == stored.ts && w.Value == stored.value
+			}) {
+				continue // replaced after the read, at the timestamp read
 			}
 			if e.Before(hide.Add(idle)) {
 				return fmt.Sprintf("row %q: %v was returned with KeepAlive(%v) at %v and expires at %v, before %v", k, c, idle,

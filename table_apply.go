@@ -92,6 +92,7 @@ func (t *Table) ApplyBatch(ctx context.Context, rows []string, fill func(i int, 
 	})
 	st.w.done()
 	st.w.slab = nil // the rows' mutations are the caller's now
+	st.release()
 	rowStates.Put(st)
 	return errs, err
 }

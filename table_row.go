@@ -40,9 +40,15 @@ func (t *Table) ApplyRow(ctx context.Context, row string, fill func(RowWriter), 
 		err = c.apply(ctx, row, b, opts)
 	}
 	c.done()
+	st.release()
 	rowStates.Put(st)
 	return err
 }
+
+// release lets the call's last row go before st waits in rowStates. It
+// keeps the table and the strategy its writer last looked up, so that the
+// next call on the table needs no lookup.
+func (st *rowState) release() { st.cur = built{} }
 
 // rowStates holds the states of ApplyRow and ApplyBatch calls between
 // calls, so that a call allocates only its rows' bigtable.Mutations, as
@@ -117,19 +123,22 @@ type rowState struct {
 	gen  uint64    // the rows it has served: a RowWriter of an earlier one does nothing
 }
 
-// begin starts a row, built into the writer's next mutation.
-func (st *rowState) begin() { st.cur, st.err, st.open = st.w.newBuilt(), nil, true }
+// begin starts a row, built into the writer's next mutation. The row
+// before left no error (end clears it).
+func (st *rowState) begin() { st.cur, st.open = st.w.newBuilt(), true }
 
 // end ends the row and returns it, or its error: its first invalid
 // change, or none at all (call names the call in the message). Writers of
-// the row now do nothing, and st keeps neither its mutation nor its error
-// (while it waits in rowStates, say); it keeps the table and the strategy
-// its writer last looked up, so that the next call on the table needs no
-// lookup.
+// the row now do nothing. st keeps no error, and keeps the row's mutation
+// only until the next row begins or the call releases st: a row of a
+// batch stores no pointer it need not.
 func (st *rowState) end(call, row string) (built, error) {
 	b, err := st.cur, st.err
 	st.gen++
-	st.cur, st.err, st.open = built{}, nil, false
+	st.open = false
+	if err != nil {
+		st.err = nil
+	}
 	if err == nil && b.n == 0 {
 		err = fmt.Errorf("%w: %s: row %q has no changes", ErrInvalidMutation, call, row)
 	}

@@ -119,6 +119,19 @@ func WithReadMargin(d time.Duration) Option {
 	})
 }
 
+// WithAppProfile names the app profile the table's client was opened with
+// (bigtable.ClientConfig.AppProfile), for the errors that wrap
+// ErrTransactionNotAllowed to name it: the bigtable client does not tell.
+// It changes nothing else; the client's configuration chooses the
+// profile, and "" (the default) leaves the messages to say "the client's
+// app profile".
+func WithAppProfile(name string) Option {
+	return optionFunc(func(c *config) error {
+		c.appProfile = name
+		return nil
+	})
+}
+
 // ReadOption is an option for [Table.ReadRow] and [Table.ReadRows]: any
 // bigtable.ReadOption (LimitRows, ReverseScan, WithFullReadStats, …) but
 // bigtable.RowFilter, which would replace the expiry filter and is refused

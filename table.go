@@ -7,6 +7,7 @@ import (
 
 	"cloud.google.com/go/bigtable"
 
+	"github.com/cellttl/ttl/internal/routing"
 	"github.com/cellttl/ttl/internal/rules"
 )
 
@@ -193,4 +194,30 @@ func (t *Table) SampleRowKeys(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	return t.tbl.SampleRowKeys(ctx)
+}
+
+// Replicated instances: an app profile with multi-cluster routing refuses
+// single-row transactions, which Touch, KeepAlive's renewals, conditional
+// mutations and read-modify-writes are. The Table turns the server's
+// refusal into ErrTransactionNotAllowed, naming the call, the app profile
+// and the alternatives.
+
+// transaction returns err, the result of op's single-row transaction, or,
+// when the server refused the transaction for the app profile's routing,
+// an error wrapping ErrTransactionNotAllowed and err. It inlines: a call
+// that succeeded pays one comparison.
+func (t *Table) transaction(err error, op string) error {
+	if err != nil {
+		return t.refused(err, op)
+	}
+	return nil
+}
+
+// refused returns err, or, when it is the server's refusal of op's
+// transaction for routing, wraps it.
+func (t *Table) refused(err error, op string) error {
+	if !routing.Refused(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrTransactionNotAllowed, routing.Explain(op, t.appProfile, "ttl.WithAppProfile"), err)
 }

@@ -111,8 +111,8 @@ func (r *ScheduleReport) AddKey(key string) {
 	r.Due[bucketOf(d)].Entries++
 }
 
-// Merge adds o's counts to r. It refuses a report of another schedule
-// table or instant.
+// Merge adds o's counts, and what it read, to r, as Report.Merge does. It
+// refuses a report of another schedule table or instant.
 func (r *ScheduleReport) Merge(o *ScheduleReport) error {
 	if o.Schedule != r.Schedule || !o.Now.Equal(r.Now) || len(o.Due) != len(r.Due) {
 		return fmt.Errorf("audit: schedule report of %q at %s cannot merge into one of %q at %s",
@@ -125,6 +125,8 @@ func (r *ScheduleReport) Merge(o *ScheduleReport) error {
 	r.Behind += o.Behind
 	r.Ahead += o.Ahead
 	r.Foreign += o.Foreign
+	r.Read.Add(o.Read)
+	r.Read.ShardsRead += o.Read.ShardsRead
 	return nil
 }
 

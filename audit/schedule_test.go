@@ -26,8 +26,13 @@ func TestScheduleReport(t *testing.T) {
 	a.AddKey(schedule.Key("r2", base.Add(10*time.Minute)))
 	b.AddKey(schedule.Key("r3", base.Add(20*time.Minute)))
 	b.AddKey("not-an-entry")
+	a.Read = scan.Stats{Reads: 1, RowsReturned: 2, ShardsRead: 1}
+	b.Read = scan.Stats{Reads: 2, RowsReturned: 2, ShardsRead: 1}
 	if err := a.Merge(b); err != nil {
 		t.Fatal(err)
+	}
+	if got := a.Read; got.Reads != 3 || got.RowsReturned != 4 || got.ShardsRead != 2 {
+		t.Errorf("read %+v, want 3 reads, 4 rows returned, 2 shards read", got)
 	}
 	if got := [4]int64{a.Entries, a.Behind, a.Ahead, a.Foreign}; got != [4]int64{3, 1, 2, 1} {
 		t.Errorf("entries, behind, ahead, foreign = %v, want [3 1 2 1]", got)

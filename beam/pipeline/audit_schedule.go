@@ -139,12 +139,12 @@ func (fn *mergeSchedulesFn) CreateAccumulator() *audit.ScheduleReport {
 
 // AddInput merges a shard's report.
 func (fn *mergeSchedulesFn) AddInput(r, shard *audit.ScheduleReport) (*audit.ScheduleReport, error) {
-	return mergeSchedules(r, shard)
+	return r, r.Merge(shard)
 }
 
 // MergeAccumulators merges the reports of two sets of shards.
 func (fn *mergeSchedulesFn) MergeAccumulators(r, o *audit.ScheduleReport) (*audit.ScheduleReport, error) {
-	return mergeSchedules(r, o)
+	return r, r.Merge(o)
 }
 
 // ExtractOutput returns the schedule's report, which says how many shards
@@ -153,17 +153,6 @@ func (fn *mergeSchedulesFn) MergeAccumulators(r, o *audit.ScheduleReport) (*audi
 func (fn *mergeSchedulesFn) ExtractOutput(r *audit.ScheduleReport) *audit.ScheduleReport {
 	r.Read.Shards = fn.Shards
 	return r
-}
-
-// mergeSchedules adds o's counts and what it read to r: ScheduleReport.Merge
-// adds the counts only.
-func mergeSchedules(r, o *audit.ScheduleReport) (*audit.ScheduleReport, error) {
-	if err := r.Merge(o); err != nil {
-		return nil, err
-	}
-	r.Read.Add(o.Read)
-	r.Read.ShardsRead += o.Read.ShardsRead
-	return r, nil
 }
 
 // marshalSchedule encodes every bucket of Due, empty ones too, so that

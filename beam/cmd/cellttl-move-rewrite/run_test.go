@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+
+	"github.com/cellttl/ttl/beam/cmd/internal/launchtest"
 )
 
 // reset puts the flags and what they set back to their defaults.
@@ -41,34 +40,7 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 // move's start, at a real timestamp.
 func newEmulator(t *testing.T) {
 	t.Helper()
-	srv, err := bttest.NewServer("localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	t.Setenv("BIGTABLE_EMULATOR_HOST", srv.Addr)
-	ctx := context.Background()
-	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if err := admin.CreateTable(ctx, "events"); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.CreateColumnFamily(ctx, "events", "sess"); err != nil {
-		t.Fatal(err)
-	}
-	client, err := bigtable.NewClient(ctx, "proj", "inst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	m := bigtable.NewMutation()
-	m.Set("sess", "c", bigtable.Time(time.Date(2030, 4, 30, 8, 50, 0, 0, time.UTC)), []byte("v"))
-	if err := client.Open("events").Apply(ctx, "r1", m); err != nil {
-		t.Fatal(err)
-	}
+	launchtest.Emulator(t, map[string]time.Time{"r1": time.Date(2030, 4, 30, 8, 50, 0, 0, time.UTC)})
 }
 
 // moveArgs are the flags of a move of family sess of table, from real

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigtable"
-	"cloud.google.com/go/bigtable/bttest"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 
+	"github.com/cellttl/ttl/beam/cmd/internal/launchtest"
 	"github.com/cellttl/ttl/spec"
 	"github.com/cellttl/ttl/sweep"
 )
@@ -43,38 +43,8 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 // expires at 08:30 and one that expires at 10:00.
 func newEmulator(t *testing.T) *bigtable.Table {
 	t.Helper()
-	srv, err := bttest.NewServer("localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	t.Setenv("BIGTABLE_EMULATOR_HOST", srv.Addr)
-	ctx := context.Background()
-	admin, err := bigtable.NewAdminClient(ctx, "proj", "inst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if err := admin.CreateTable(ctx, "events"); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.CreateColumnFamily(ctx, "events", "sess"); err != nil {
-		t.Fatal(err)
-	}
-	client, err := bigtable.NewClient(ctx, "proj", "inst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	tbl := client.Open("events")
-	for row, at := range map[string]time.Time{"r1": time.Date(2030, 4, 30, 8, 30, 0, 0, time.UTC), "r2": time.Date(2030, 4, 30, 10, 0, 0, 0, time.UTC)} {
-		m := bigtable.NewMutation()
-		m.Set("sess", "c", bigtable.Time(at), []byte("v"))
-		if err := tbl.Apply(ctx, row, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return tbl
+	return launchtest.Emulator(t, map[string]time.Time{
+		"r1": time.Date(2030, 4, 30, 8, 30, 0, 0, time.UTC), "r2": time.Date(2030, 4, 30, 10, 0, 0, 0, time.UTC)})
 }
 
 // roundArgs are the flags of a round of table's family sess, from 08:00

@@ -15,7 +15,6 @@ import (
 	"github.com/cellttl/ttl/audit"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/schedule"
 )
 
 func init() {
@@ -70,23 +69,15 @@ func newScheduleShardFn(ctx context.Context, cfg AuditScheduleConfig) (*schedule
 	if err := cfg.Table.check(); err != nil {
 		return nil, err
 	}
-	switch cfg.Schedule {
-	case "":
+	if cfg.Schedule == "" {
 		return nil, fmt.Errorf("%w: pipeline: table %q: no schedule table to count", ttl.ErrInvalidOption, cfg.Table.Table)
-	case cfg.Table.Table:
-		return nil, fmt.Errorf("%w: pipeline: table %q: the schedule table must be another table", ttl.ErrInvalidOption, cfg.Table.Table)
+	}
+	gc, err := schedulePolicy(ctx, cfg.Table, cfg.Schedule)
+	if err != nil {
+		return nil, err
 	}
 	sched := cfg.Table
 	sched.Table = cfg.Schedule
-	found, err := policies(ctx, sched)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: schedule table %q: %w", cfg.Schedule, err)
-	}
-	gc, ok := found[schedule.Family]
-	if !ok {
-		return nil, fmt.Errorf("%w: pipeline: schedule table %q has no family %q: it is not a schedule (package schedule)",
-			policy.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
-	}
 	now := cfg.Now
 	if now.IsZero() {
 		now = time.Now()

@@ -16,7 +16,6 @@ import (
 	"github.com/cellttl/ttl/move"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
-	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/spec"
 )
 
@@ -184,23 +183,11 @@ func newRewriteShardFn(ctx context.Context, cfg RewriteConfig) (*rewriteShardFn,
 // checkSchedule refuses a schedule table the rewrite cannot write its
 // entries to: named as the table, missing, or without its family.
 func checkSchedule(ctx context.Context, cfg RewriteConfig) error {
-	switch cfg.Schedule {
-	case "":
+	if cfg.Schedule == "" {
 		return nil
-	case cfg.Table.Table:
-		return fmt.Errorf("%w: pipeline: table %q: the schedule table must be another table: its entries would be written among the data's rows",
-			ttl.ErrInvalidOption, cfg.Table.Table)
 	}
-	st := cfg.Table
-	st.Table = cfg.Schedule
-	found, err := policies(ctx, st)
-	if err != nil {
-		return fmt.Errorf("pipeline: the schedule table: %w", err)
-	}
-	if found[schedule.Family] == nil {
-		return fmt.Errorf("%w: pipeline: schedule table %q has no family %q", policy.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
-	}
-	return nil
+	_, err := schedulePolicy(ctx, cfg.Table, cfg.Schedule)
+	return err
 }
 
 // moveSpec is a ttl.Move as plain data, its strategies and old rule as

@@ -70,7 +70,7 @@ func TestRewriteRefusesBadSchedule(t *testing.T) {
 	createTable(t, admin, "other", map[string]bigtable.GCPolicy{"x": nil})
 	for _, tc := range []struct{ schedule, want string }{
 		{"events", `table "events": the schedule table must be another table`},
-		{"nosuch", `the schedule table: policy: table not found: table "nosuch" does not exist`},
+		{"nosuch", `schedule table "nosuch": policy: table not found: table "nosuch" does not exist`},
 		{"other", `schedule table "other" has no family "e"`},
 	} {
 		cfg := rewriteConfig("events")

@@ -9,8 +9,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/cellttl/ttl"
-	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
 	"github.com/cellttl/ttl/schedule"
 	"github.com/cellttl/ttl/sweep"
@@ -54,20 +52,11 @@ var entryFilter = bigtable.ChainFilters(bigtable.CellsPerRowLimitFilter(1), bigt
 // row and a second, not a family: a sweep of some families that deleted
 // it would hide the others' cells from their scheduled sweeps.
 func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection, int, bool, error) {
-	if cfg.Schedule == cfg.Table.Table {
-		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: %w: schedule table %q is the table swept: a schedule is a table of its own",
-			ttl.ErrInvalidOption, cfg.Schedule)
+	if _, err := schedulePolicy(ctx, cfg.Table, cfg.Schedule); err != nil {
+		return beam.PCollection{}, 0, false, err
 	}
 	sched := cfg.Table
 	sched.Table = cfg.Schedule
-	found, err := policies(ctx, sched)
-	if err != nil {
-		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: schedule table %q: %w", cfg.Schedule, err)
-	}
-	if _, ok := found[schedule.Family]; !ok {
-		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: %w: schedule table %q has no family %q: it is not a schedule (package schedule)",
-			policy.ErrFamilyMismatch, cfg.Schedule, schedule.Family)
-	}
 	data, err := policies(ctx, cfg.Table)
 	if err != nil {
 		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: table %q: %w", cfg.Table.Table, err)

@@ -282,7 +282,7 @@ func TestSweepScheduledRefused(t *testing.T) {
 	}{
 		{"missing", "nope", `schedule table "nope": policy: table not found: table "nope" does not exist`, policy.ErrTableNotFound},
 		{"not a schedule", "other", `schedule table "other" has no family "e"`, policy.ErrFamilyMismatch},
-		{"the table swept", "events", `schedule table "events" is the table swept`, ttl.ErrInvalidOption},
+		{"the table swept", "events", `table "events": the schedule table must be another table`, ttl.ErrInvalidOption},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := sweepConfig(t, "events")

@@ -24,8 +24,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/cellttl/ttl"
 	"github.com/cellttl/ttl/policy"
 	"github.com/cellttl/ttl/scan"
+	"github.com/cellttl/ttl/schedule"
 )
 
 func init() {
@@ -172,6 +174,31 @@ func policies(ctx context.Context, t Table) (map[string]bigtable.GCPolicy, error
 		return nil, err
 	}
 	return tool.Policies(ctx)
+}
+
+// schedulePolicy returns the GC policy of the entries' family of the
+// schedule table name of t: the one check of a schedule table that every
+// job reading or writing one makes while the pipeline is built. It
+// refuses t itself (its entries would be written among the data's rows),
+// a table that does not exist, and one without the family (not a
+// schedule).
+func schedulePolicy(ctx context.Context, t Table, name string) (bigtable.GCPolicy, error) {
+	if name == t.Table {
+		return nil, fmt.Errorf("%w: pipeline: table %q: the schedule table must be another table: its entries would be written among the data's rows",
+			ttl.ErrInvalidOption, t.Table)
+	}
+	st := t
+	st.Table = name
+	found, err := policies(ctx, st)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: schedule table %q: %w", name, err)
+	}
+	gc, ok := found[schedule.Family]
+	if !ok {
+		return nil, fmt.Errorf("%w: pipeline: schedule table %q has no family %q: it is not a schedule (package schedule)",
+			policy.ErrFamilyMismatch, name, schedule.Family)
+	}
+	return gc, nil
 }
 
 // parseFamilies parses what the DoFns carry of each family, as text (a

@@ -182,10 +182,4 @@ func WriteAudit(s beam.Scope, filename string, col beam.PCollection) {
 
 func marshalAudit(a *audit.Report) ([]byte, error) { return json.Marshal(a) }
 
-func decodeAudit(b []byte) (*audit.Report, error) {
-	a := new(audit.Report)
-	if err := json.Unmarshal(b, a); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
+func decodeAudit(b []byte) (*audit.Report, error) { return unmarshalJSON[audit.Report](b) }

@@ -155,9 +155,5 @@ func marshalSchedule(r *audit.ScheduleReport) ([]byte, error) {
 }
 
 func decodeSchedule(b []byte) (*audit.ScheduleReport, error) {
-	r := new(audit.ScheduleReport)
-	if err := json.Unmarshal(b, r); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return unmarshalJSON[audit.ScheduleReport](b)
 }

@@ -331,7 +331,4 @@ func (fn *sumRewritesFn) ExtractOutput(r *RewriteResult) *RewriteResult {
 
 func marshalRewrite(r *RewriteResult) ([]byte, error) { return json.Marshal(r) }
 
-func decodeRewrite(b []byte) (*RewriteResult, error) {
-	r := new(RewriteResult)
-	return r, json.Unmarshal(b, r)
-}
+func decodeRewrite(b []byte) (*RewriteResult, error) { return unmarshalJSON[RewriteResult](b) }

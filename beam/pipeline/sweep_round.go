@@ -244,7 +244,4 @@ func (fn *sumSweepsFn) ExtractOutput(r *SweepResult) *SweepResult {
 
 func marshalSweep(r *SweepResult) ([]byte, error) { return json.Marshal(r) }
 
-func decodeSweep(b []byte) (*SweepResult, error) {
-	r := new(SweepResult)
-	return r, json.Unmarshal(b, r)
-}
+func decodeSweep(b []byte) (*SweepResult, error) { return unmarshalJSON[SweepResult](b) }

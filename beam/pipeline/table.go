@@ -229,6 +229,18 @@ func encodeJSON(x beam.T) (string, error) {
 	return string(b), err
 }
 
+// unmarshalJSON decodes a plain-data result that crossed a shuffle as its
+// JSON: what each result's decoder does. (Beam names every instance of a
+// generic function alike, so each coder is a function of its own that
+// calls this.)
+func unmarshalJSON[T any](b []byte) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 // The counters a runner shows while the job runs (Dataflow's job page).
 var (
 	shardsRead    = beam.NewCounter("cellttl", "shards_read")

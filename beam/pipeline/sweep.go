@@ -20,7 +20,7 @@ func init() {
 
 	register.DoFn5x1[context.Context, scan.Shard, func(string), func(*expiredRow), func(*SweepResult), error](&sweepShardFn{})
 	register.DoFn4x1[context.Context, []byte, func(*string) bool, func(int64), error](&writeEventsFn{})
-	register.DoFn3x1[context.Context, *expiredRow, func(*SweepResult), error](&deleteExpiredFn{})
+	register.DoFn4x1[context.Context, *expiredRow, func(*SweepResult), func(int64), error](&deleteExpiredFn{})
 	register.Function2x2[*expiredRow, func(*int64) bool, *expiredRow, error](afterWritten)
 	register.Function2x2[*SweepResult, func(*int64) bool, *SweepResult, error](checkWritten)
 	register.Emitter1[string]()
@@ -60,9 +60,9 @@ func Sweep(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection
 		return beam.PCollection{}, err
 	}
 	s = s.Scope("Sweep")
-	var events, expired, served, results beam.PCollection
+	var events, expired, served, given, results beam.PCollection
 	if scheduled {
-		events, expired, served, results = beam.ParDo4(s, &sweepSaltFn{sweepShardFn: *fn, Schedule: cfg.Schedule, DeletesEntries: ownsEntries}, shards)
+		events, expired, served, given, results = beam.ParDo5(s, &sweepSaltFn{sweepShardFn: *fn, Schedule: cfg.Schedule, DeletesEntries: ownsEntries}, shards)
 	} else {
 		events, expired, results = beam.ParDo3(s, fn, shards)
 	}
@@ -70,10 +70,10 @@ func Sweep(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollection
 	if cfg.Delete {
 		d := s.Scope("Delete")
 		expired = beam.ParDo(d, afterWritten, expired, beam.SideInput{Input: written})
-		deleted := beam.ParDo(d, &deleteExpiredFn{shardReader: shardReader{Table: cfg.Table}, Round: fn.Round}, expired)
+		deleted, handled := beam.ParDo2(d, &deleteExpiredFn{shardReader: shardReader{Table: cfg.Table}, Round: fn.Round}, expired)
 		results = beam.Flatten(s, results, deleted)
 		if scheduled {
-			results = beam.Flatten(s, results, unschedule(d, cfg, served, written, deleted))
+			results = beam.Flatten(s, results, unschedule(d, cfg, served, written, given, handled))
 		}
 	}
 	result := fn.result(cfg.Output)

@@ -241,13 +241,16 @@ func writtenCount(written func(*int64) bool) (int64, error) {
 
 // deleteExpiredFn deletes the expired cells of the rows it is given (by
 // afterWritten), with Round.Deletes, in batches of sweep.DefaultBatch
-// rows. A deletion that fails fails its bundle, which the runner retries:
-// deleting a range of timestamps again is harmless.
+// rows. It emits the number of rows it deleted in, and with each batch
+// applied how many rows it was given then: those a scheduled round's
+// afterDeletedFn counts. A deletion that fails fails its bundle, which
+// the runner retries: deleting a range of timestamps again is harmless.
 type deleteExpiredFn struct {
 	shardReader           // the table, and the worker's client (Setup, Teardown)
 	Round       roundSpec `json:"round"`
 
 	round *sweep.Round
+	given int64 // rows given since the last batch applied
 	keys  []string
 	muts  []*bigtable.Mutation
 }
@@ -263,38 +266,42 @@ func (fn *deleteExpiredFn) Setup(ctx context.Context) error {
 }
 
 // ProcessElement deletes the expired cells of one row, in a batch.
-func (fn *deleteExpiredFn) ProcessElement(ctx context.Context, row *expiredRow, deleted func(*SweepResult)) error {
+func (fn *deleteExpiredFn) ProcessElement(ctx context.Context, row *expiredRow, deleted func(*SweepResult), handled func(int64)) error {
+	fn.given++
 	if m := fn.round.Deletes(row.Row); m != nil {
 		fn.keys, fn.muts = append(fn.keys, row.Row.Key()), append(fn.muts, m)
 	}
 	if len(fn.keys) >= sweep.DefaultBatch {
-		return fn.flush(ctx, deleted)
+		return fn.flush(ctx, deleted, handled)
 	}
 	return nil
 }
 
 // FinishBundle deletes the rest of the bundle's batch.
-func (fn *deleteExpiredFn) FinishBundle(ctx context.Context, deleted func(*SweepResult)) error {
-	return fn.flush(ctx, deleted)
+func (fn *deleteExpiredFn) FinishBundle(ctx context.Context, deleted func(*SweepResult), handled func(int64)) error {
+	return fn.flush(ctx, deleted, handled)
 }
 
-// flush applies the batch, and emits the number of rows it deleted in.
-func (fn *deleteExpiredFn) flush(ctx context.Context, deleted func(*SweepResult)) error {
-	keys, muts := fn.keys, fn.muts
-	fn.keys, fn.muts = nil, nil
-	if len(keys) == 0 {
-		return nil
-	}
-	errs, err := fn.tbl.ApplyBulk(ctx, keys, muts)
-	if err != nil {
-		return fmt.Errorf("pipeline: deleting the expired cells of %d rows: %w", len(keys), err)
-	}
-	for i, err := range errs {
+// flush applies the batch, and emits the number of rows it deleted in and
+// the number given since the last batch.
+func (fn *deleteExpiredFn) flush(ctx context.Context, deleted func(*SweepResult), handled func(int64)) error {
+	keys, muts, given := fn.keys, fn.muts, fn.given
+	fn.keys, fn.muts, fn.given = nil, nil, 0
+	if len(keys) > 0 {
+		errs, err := fn.tbl.ApplyBulk(ctx, keys, muts)
 		if err != nil {
-			return fmt.Errorf("pipeline: deleting the expired cells of row %q: %w", keys[i], err)
+			return fmt.Errorf("pipeline: deleting the expired cells of %d rows: %w", len(keys), err)
 		}
+		for i, err := range errs {
+			if err != nil {
+				return fmt.Errorf("pipeline: deleting the expired cells of row %q: %w", keys[i], err)
+			}
+		}
+		rowsDeleted.Inc(ctx, int64(len(keys)))
+		deleted(&SweepResult{Deleted: int64(len(keys))})
 	}
-	rowsDeleted.Inc(ctx, int64(len(keys)))
-	deleted(&SweepResult{Deleted: int64(len(keys))})
+	if given > 0 {
+		handled(given)
+	}
 	return nil
 }

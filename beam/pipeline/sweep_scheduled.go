@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -27,11 +28,10 @@ import (
 // round needs. Other entries go by the schedule's GC.
 
 func init() {
-	register.DoFn6x1[context.Context, int, func(string), func(*expiredRow), func([]byte), func(*SweepResult), error](&sweepSaltFn{})
+	register.DoFn7x1[context.Context, int, func(string), func(*expiredRow), func([]byte), func(int64), func(*SweepResult), error](&sweepSaltFn{})
 	register.DoFn3x1[context.Context, []byte, func(*SweepResult), error](&deleteEntriesFn{})
-	register.Function3x2[[]byte, func(*int64) bool, func(**SweepResult) bool, []byte, error](afterDeleted)
+	register.DoFn4x1[[]byte, func(*int64) bool, func(*int64) bool, func(*int64) bool, []byte](&afterDeletedFn{})
 	register.Emitter1[[]byte]()
-	register.Iter1[*SweepResult]()
 }
 
 // rowsPerRead is the most rows a salt's worker reads in one request, as
@@ -71,31 +71,72 @@ func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollec
 }
 
 // unschedule adds the deletion of the entries served, once the events
-// are written and the rows' expired cells deleted (their rows' deletion
-// results, deleted), and returns the counts of the entries it deleted.
-func unschedule(s beam.Scope, cfg SweepConfig, served, written, deleted beam.PCollection) beam.PCollection {
+// are written and the rows' expired cells deleted (given: the rows the
+// salts' workers sent to be deleted; handled: those deleteExpiredFn
+// deleted), and returns the counts of the entries it deleted.
+func unschedule(s beam.Scope, cfg SweepConfig, served, written, given, handled beam.PCollection) beam.PCollection {
 	sched := cfg.Table
 	sched.Table = cfg.Schedule
-	served = beam.ParDo(s, afterDeleted, served, beam.SideInput{Input: written}, beam.SideInput{Input: deleted})
+	served = beam.ParDo(s, &afterDeletedFn{Schedule: cfg.Schedule}, served,
+		beam.SideInput{Input: written}, beam.SideInput{Input: given}, beam.SideInput{Input: handled})
 	return beam.ParDo(s, &deleteEntriesFn{shardReader: shardReader{Table: sched}}, served)
 }
 
-// afterDeleted passes on the key of an entry served once the events are
-// written and the rows' expired cells deleted: it takes the deletions'
-// results as a side input, which the runner computes whole before it runs
-// this step, so that an entry is never deleted before the cells it names.
-// The key is not passed on when the events were not written.
-func afterDeleted(key []byte, written func(*int64) bool, _ func(**SweepResult) bool) ([]byte, error) {
+// afterDeletedFn passes on the key of an entry served once the events are
+// written and every row sent to be deleted had its expired cells deleted,
+// so that an entry is never deleted before the cells it names. Its side
+// inputs are the events' count, the rows each salt's worker sent to be
+// deleted and the rows deleteExpiredFn deleted; a runner computes them
+// before it runs this step, but may run it though a step before it
+// failed: Prism does, counting a failed bundle's elements as done. So it
+// does not rely on the order alone: it passes on no key when the events
+// were not written or fewer rows were deleted than sent.
+type afterDeletedFn struct {
+	Schedule string `json:"schedule"`
+}
+
+// errNotDeleted is the error of a scheduled round that deletes no entry
+// because a row's expired cells were not deleted.
+var errNotDeleted = errors.New("pipeline: the expired cells of a row were not deleted: no entry is deleted")
+
+// StartBundle judges the side inputs: a bundle fails before it passes on
+// a key unless the events were written and every row sent was deleted.
+func (fn *afterDeletedFn) StartBundle(written, given, handled func(*int64) bool) error {
+	return fn.check(written, given, handled)
+}
+
+// ProcessElement passes on key, the side inputs judged by StartBundle.
+func (fn *afterDeletedFn) ProcessElement(key []byte, _, _, _ func(*int64) bool) []byte {
+	return key
+}
+
+// check returns an error unless the events were written and every row
+// given was handled.
+func (fn *afterDeletedFn) check(written, given, handled func(*int64) bool) error {
 	if _, err := writtenCount(written); err != nil {
-		return nil, err
+		return err
 	}
-	return key, nil
+	sent, deleted := sum(given), sum(handled)
+	if deleted != sent {
+		return fmt.Errorf("%w (%d rows of %d deleted; schedule table %q)", errNotDeleted, deleted, sent, fn.Schedule)
+	}
+	return nil
+}
+
+// sum returns the sum of the values of a side input.
+func sum(values func(*int64) bool) int64 {
+	var n, v int64
+	for values(&v) {
+		n += v
+	}
+	return n
 }
 
 // sweepSaltFn sweeps the salts of a scheduled round: it is a
 // sweepShardFn, whose round and per-row logic it uses, that reads a salt
 // of the schedule instead of a shard of the table. It emits what a
-// shard's worker does, and with Delete the keys of the entries it served.
+// shard's worker does, and with Delete the keys of the entries it served
+// and how many rows it sent to be deleted.
 // A salt whose read fails fails its bundle, which the runner retries.
 type sweepSaltFn struct {
 	sweepShardFn        // the round, the data table's client, judge
@@ -120,14 +161,18 @@ func (fn *sweepSaltFn) Setup(ctx context.Context) error {
 }
 
 // ProcessElement sweeps one salt.
-func (fn *sweepSaltFn) ProcessElement(ctx context.Context, salt int, emit func(string), expired func(*expiredRow), served func([]byte), done func(*SweepResult)) error {
+func (fn *sweepSaltFn) ProcessElement(ctx context.Context, salt int, emit func(string), expired func(*expiredRow), served func([]byte), given func(int64), done func(*SweepResult)) error {
 	var r SweepResult
 	if !fn.none { // as Once, which reads nothing then
 		rows, keys, err := fn.entries(ctx, salt, &r.Read)
 		if err != nil {
 			return err
 		}
-		judge := fn.judge(ctx, &r, emit, expired)
+		var sent int64
+		judge := fn.judge(ctx, &r, emit, func(row *expiredRow) {
+			sent++
+			expired(row)
+		})
 		for len(rows) > 0 {
 			chunk := rows[:min(rowsPerRead, len(rows))]
 			rows = rows[len(chunk):]
@@ -141,6 +186,7 @@ func (fn *sweepSaltFn) ProcessElement(ctx context.Context, salt int, emit func(s
 			for _, k := range keys {
 				served([]byte(k))
 			}
+			given(sent)
 		}
 	}
 	r.Read.ShardsRead = 1
@@ -187,7 +233,7 @@ func (fn *sweepSaltFn) entries(ctx context.Context, salt int, read *scan.Stats) 
 }
 
 // deleteEntriesFn deletes the schedule's entries it is given (by
-// afterDeleted), in batches of sweep.DefaultBatch. Its table is the
+// afterDeletedFn), in batches of sweep.DefaultBatch. Its table is the
 // schedule. A deletion that fails fails its bundle, which the runner
 // retries: deleting an entry again is harmless.
 type deleteEntriesFn struct {

@@ -22,9 +22,9 @@ func init() {
 	// not, and are not needed to merge): it crosses the shuffle as JSON.
 	beam.RegisterCoder(reflect.TypeOf((*audit.Report)(nil)), marshalAudit, decodeAudit)
 
-	register.DoFn3x1[context.Context, scan.Shard, func(*audit.Report), error](&auditShardFn{})
+	beam.RegisterType(reflect.TypeOf((*auditShardFn)(nil)).Elem())
 	register.Emitter1[*audit.Report]()
-	register.Combiner1[*audit.Report](&mergeAuditsFn{})
+	beam.RegisterType(reflect.TypeOf((*mergeAuditsFn)(nil)).Elem())
 }
 
 // AuditConfig is what to audit, as audit.Auditor.Run takes it.

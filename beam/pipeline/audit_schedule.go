@@ -22,9 +22,9 @@ func init() {
 	// bucket of Due included, so that the reports of two shards merge.
 	beam.RegisterCoder(reflect.TypeOf((*audit.ScheduleReport)(nil)), marshalSchedule, decodeSchedule)
 
-	register.DoFn3x1[context.Context, scan.Shard, func(*audit.ScheduleReport), error](&scheduleShardFn{})
+	beam.RegisterType(reflect.TypeOf((*scheduleShardFn)(nil)).Elem())
 	register.Emitter1[*audit.ScheduleReport]()
-	register.Combiner1[*audit.ScheduleReport](&mergeSchedulesFn{})
+	beam.RegisterType(reflect.TypeOf((*mergeSchedulesFn)(nil)).Elem())
 }
 
 // AuditScheduleConfig is what to count, as audit.CountSchedule takes it.

@@ -24,9 +24,9 @@ func init() {
 	// schema).
 	beam.RegisterCoder(reflect.TypeOf((*RewriteResult)(nil)), marshalRewrite, decodeRewrite)
 
-	register.DoFn3x1[context.Context, scan.Shard, func(*RewriteResult), error](&rewriteShardFn{})
+	beam.RegisterType(reflect.TypeOf((*rewriteShardFn)(nil)).Elem())
 	register.Emitter1[*RewriteResult]()
-	register.Combiner1[*RewriteResult](&sumRewritesFn{})
+	beam.RegisterType(reflect.TypeOf((*sumRewritesFn)(nil)).Elem())
 }
 
 // RewriteConfig is a strategy move's rewrite, as move.Family.Rewrite and

@@ -7,8 +7,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-
-	"github.com/cellttl/ttl/scan"
 )
 
 func init() {
@@ -18,18 +16,18 @@ func init() {
 	beam.RegisterCoder(reflect.TypeOf((*SweepResult)(nil)), marshalSweep, decodeSweep)
 	beam.RegisterCoder(reflect.TypeOf((*expiredRow)(nil)), encodeRow, decodeRow)
 
-	register.DoFn5x1[context.Context, scan.Shard, func(string), func(*expiredRow), func(*SweepResult), error](&sweepShardFn{})
-	register.DoFn4x1[context.Context, []byte, func(*string) bool, func(int64), error](&writeEventsFn{})
-	register.DoFn4x1[context.Context, *expiredRow, func(*SweepResult), func(int64), error](&deleteExpiredFn{})
-	register.Function2x2[*expiredRow, func(*int64) bool, *expiredRow, error](afterWritten)
-	register.Function2x2[*SweepResult, func(*int64) bool, *SweepResult, error](checkWritten)
+	beam.RegisterType(reflect.TypeOf((*sweepShardFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*writeEventsFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*deleteExpiredFn)(nil)).Elem())
+	beam.RegisterFunction(afterWritten)
+	beam.RegisterFunction(checkWritten)
 	register.Emitter1[string]()
 	register.Emitter1[*expiredRow]()
 	register.Emitter1[*SweepResult]()
 	register.Emitter1[int64]()
 	register.Iter1[string]()
 	register.Iter1[int64]()
-	register.Combiner1[*SweepResult](&sumSweepsFn{})
+	beam.RegisterType(reflect.TypeOf((*sumSweepsFn)(nil)).Elem())
 }
 
 // Sweep adds to the pipeline one round of a sweep: the events

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 
 	"cloud.google.com/go/bigtable"
@@ -28,9 +29,9 @@ import (
 // round needs. Other entries go by the schedule's GC.
 
 func init() {
-	register.DoFn7x1[context.Context, int, func(string), func(*expiredRow), func([]byte), func(int64), func(*SweepResult), error](&sweepSaltFn{})
-	register.DoFn3x1[context.Context, []byte, func(*SweepResult), error](&deleteEntriesFn{})
-	register.DoFn4x1[[]byte, func(*int64) bool, func(*int64) bool, func(*int64) bool, []byte](&afterDeletedFn{})
+	beam.RegisterType(reflect.TypeOf((*sweepSaltFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*deleteEntriesFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*afterDeletedFn)(nil)).Elem())
 	register.Emitter1[[]byte]()
 }
 

@@ -56,8 +56,6 @@ func readSalts(ctx context.Context, s beam.Scope, cfg SweepConfig) (beam.PCollec
 	if _, err := schedulePolicy(ctx, cfg.Table, cfg.Schedule); err != nil {
 		return beam.PCollection{}, 0, false, err
 	}
-	sched := cfg.Table
-	sched.Table = cfg.Schedule
 	data, err := policies(ctx, cfg.Table)
 	if err != nil {
 		return beam.PCollection{}, 0, false, fmt.Errorf("pipeline: table %q: %w", cfg.Table.Table, err)
